@@ -1,0 +1,19 @@
+// RegisterAll: the list of subcommand groups.
+#include "cli/commands.h"
+
+#include <cstdio>
+
+namespace sluice::cli {
+
+void RegisterVersion(CLI::App& app, int& exit_code) {
+  app.add_subcommand("version", "print the version")->callback([&exit_code] {
+    std::printf("sluice 0.1.0\n");
+    exit_code = 0;
+  });
+}
+
+void RegisterAll(CLI::App& app, int& exit_code) {
+  RegisterVersion(app, exit_code);
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,94 @@
+// Event queue of SimEnv: a binary min-heap of (time, seq, slot); callbacks live in a slot
+// vector recycled through a free list, and a timer id packs (generation, slot) so a stale id
+// can never cancel a recycled slot.
+#include "common/sim_env.h"
+
+#include <algorithm>
+
+#include "common/status.h"
+
+namespace sluice::common {
+namespace {
+Env::TimerId MakeId(uint32_t slot, uint32_t generation) {
+  return (static_cast<uint64_t>(generation) << 32) | (static_cast<uint64_t>(slot) + 1);
+}
+}  // namespace
+
+Env::TimerId SimEnv::RunAt(absl::Time when, Callback cb) {
+  if (when < now_) when = now_;
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& s = slots_[slot];
+  s.cb = std::move(cb);
+  s.live = true;
+  heap_.push_back(Entry{when, next_seq_++, slot});
+  std::push_heap(heap_.begin(), heap_.end(), Later);
+  return MakeId(slot, s.generation);
+}
+
+bool SimEnv::Cancel(TimerId id) {
+  if (id == 0) return false;
+  const uint32_t slot = static_cast<uint32_t>((id & 0xffffffffULL) - 1);
+  const uint32_t generation = static_cast<uint32_t>(id >> 32);
+  if (slot >= slots_.size()) return false;
+  Slot& s = slots_[slot];
+  if (!s.live || s.generation != generation) return false;
+  s.live = false;
+  s.cb = nullptr;
+  ++cancelled_in_heap_;
+  return true;
+}
+
+void SimEnv::PopCancelled() {
+  while (!heap_.empty() && !slots_[heap_.front().slot].live) {
+    const uint32_t slot = heap_.front().slot;
+    std::pop_heap(heap_.begin(), heap_.end(), Later);
+    heap_.pop_back();
+    ++slots_[slot].generation;
+    free_slots_.push_back(slot);
+    --cancelled_in_heap_;
+  }
+}
+
+absl::Time SimEnv::NextEventTime() {
+  PopCancelled();
+  return heap_.empty() ? absl::InfiniteFuture() : heap_.front().when;
+}
+
+bool SimEnv::Step() {
+  PopCancelled();
+  if (heap_.empty()) return false;
+  const Entry e = heap_.front();
+  std::pop_heap(heap_.begin(), heap_.end(), Later);
+  heap_.pop_back();
+  Slot& s = slots_[e.slot];
+  Callback cb = std::move(s.cb);
+  s.live = false;
+  ++s.generation;
+  free_slots_.push_back(e.slot);
+  SLUICE_CHECK(e.when >= now_);
+  now_ = e.when;
+  ++events_run_;
+  cb();
+  return true;
+}
+
+void SimEnv::Run() {
+  stopped_ = false;
+  while (!stopped_ && Step()) {
+  }
+}
+
+void SimEnv::RunUntil(absl::Time until) {
+  stopped_ = false;
+  while (!stopped_ && NextEventTime() <= until) Step();
+  if (!stopped_ && until > now_) now_ = until;
+}
+
+}  // namespace sluice::common

@@ -1,0 +1,74 @@
+// SimEnv: virtual time over an event queue. Time jumps straight to the next due callback;
+// ties are broken by insertion order, so a run is bit-for-bit repeatable. Used by the
+// simulator (src/sim) and, via ManualEnv, by tests. Not thread-safe: one thread drives it.
+#ifndef SLUICE_COMMON_SIM_ENV_H_
+#define SLUICE_COMMON_SIM_ENV_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "common/env.h"
+
+namespace sluice::common {
+
+class SimEnv : public Env {
+ public:
+  // Virtual time starts at `start` (the Unix epoch by default).
+  explicit SimEnv(absl::Time start = absl::UnixEpoch()) : now_(start) {}
+
+  absl::Time Now() const override { return now_; }
+  TimerId RunAt(absl::Time when, Callback cb) override;
+  bool Cancel(TimerId id) override;
+  void Post(Callback cb) override { RunAt(now_, std::move(cb)); }
+
+  // Runs the next due callback, advancing time to it. Returns false when nothing is pending.
+  bool Step();
+  // Runs callbacks until none is pending or Stop() is called.
+  void Run();
+  // Runs every callback due at or before `until`, then sets Now() to `until` (if later).
+  void RunUntil(absl::Time until);
+  // Makes Run()/RunUntil() return after the callback in progress.
+  void Stop() { stopped_ = true; }
+
+  size_t pending() const { return heap_.size() - cancelled_in_heap_; }
+  uint64_t events_run() const { return events_run_; }
+  // Time of the earliest pending callback; InfiniteFuture when none.
+  absl::Time NextEventTime();
+
+ private:
+  struct Entry {
+    absl::Time when;
+    uint64_t seq;  // insertion order; tie-breaker
+    uint32_t slot;
+  };
+  struct Slot {
+    Callback cb;
+    uint32_t generation = 0;
+    bool live = false;
+  };
+  static bool Later(const Entry& a, const Entry& b) {
+    return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+  }
+  void PopCancelled();
+
+  absl::Time now_;
+  uint64_t next_seq_ = 0;
+  uint64_t events_run_ = 0;
+  size_t cancelled_in_heap_ = 0;
+  bool stopped_ = false;
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+};
+
+// ManualEnv: SimEnv that tests advance by hand.
+class ManualEnv : public SimEnv {
+ public:
+  using SimEnv::SimEnv;
+  // Fires every callback due within the next `d` (in order) and moves Now() forward by `d`.
+  void Advance(absl::Duration d) { RunUntil(Now() + d); }
+};
+
+}  // namespace sluice::common
+
+#endif  // SLUICE_COMMON_SIM_ENV_H_

@@ -1,0 +1,70 @@
+#include "common/sim_env.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace sluice::common {
+namespace {
+
+TEST(SimEnvTest, JumpsToNextEventAndBreaksTiesByInsertionOrder) {
+  SimEnv env;
+  std::vector<int> order;
+  env.RunAt(absl::UnixEpoch() + absl::Seconds(5), [&] { order.push_back(3); });
+  env.RunAt(absl::UnixEpoch() + absl::Seconds(1), [&] { order.push_back(1); });
+  env.RunAt(absl::UnixEpoch() + absl::Seconds(1), [&] { order.push_back(2); });
+  env.Run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(env.Now(), absl::UnixEpoch() + absl::Seconds(5));
+  EXPECT_EQ(env.events_run(), 3u);
+}
+
+TEST(SimEnvTest, CancelPreventsRunAndStaleIdsAreRejected) {
+  SimEnv env;
+  int runs = 0;
+  auto id = env.RunAfter(absl::Seconds(1), [&] { ++runs; });
+  EXPECT_TRUE(env.Cancel(id));
+  EXPECT_FALSE(env.Cancel(id));
+  EXPECT_EQ(env.pending(), 0u);
+  auto id2 = env.RunAfter(absl::Seconds(1), [&] { ++runs; });  // reuses the slot
+  EXPECT_FALSE(env.Cancel(id));                                 // stale id
+  env.Run();
+  EXPECT_EQ(runs, 1);
+  EXPECT_FALSE(env.Cancel(id2));
+}
+
+TEST(SimEnvTest, CallbacksCanScheduleMoreWork) {
+  SimEnv env;
+  int count = 0;
+  std::function<void()> tick = [&] {
+    if (++count < 10) env.RunAfter(absl::Milliseconds(5), tick);
+  };
+  env.Post(tick);
+  env.Run();
+  EXPECT_EQ(count, 10);
+  EXPECT_EQ(env.Now(), absl::UnixEpoch() + absl::Milliseconds(45));
+}
+
+TEST(ManualEnvTest, AdvanceFiresOnlyDueTimers) {
+  ManualEnv env;
+  int a = 0, b = 0;
+  env.RunAfter(absl::Milliseconds(10), [&] { ++a; });
+  env.RunAfter(absl::Milliseconds(30), [&] { ++b; });
+  env.Advance(absl::Milliseconds(20));
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, 0);
+  EXPECT_EQ(env.Now(), absl::UnixEpoch() + absl::Milliseconds(20));
+  env.Advance(absl::Milliseconds(10));
+  EXPECT_EQ(b, 1);
+}
+
+TEST(SimEnvTest, PastTimesRunAtNow) {
+  SimEnv env(absl::UnixEpoch() + absl::Seconds(10));
+  absl::Time seen;
+  env.RunAt(absl::UnixEpoch(), [&] { seen = env.Now(); });
+  env.Run();
+  EXPECT_EQ(seen, absl::UnixEpoch() + absl::Seconds(10));
+}
+
+}  // namespace
+}  // namespace sluice::common

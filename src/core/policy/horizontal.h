@@ -1,0 +1,37 @@
+// HorizontalScaler: how many instances a function should have. One object per function.
+// Implemented by the reactive keep-alive baseline (core/baselines) and Dilu's lazy scaler
+// (core/dilu); driven by the simulator and the controller. Time comes in as an argument.
+// Not thread-safe.
+#ifndef SLUICE_CORE_POLICY_HORIZONTAL_H_
+#define SLUICE_CORE_POLICY_HORIZONTAL_H_
+
+#include <string_view>
+
+#include "absl/time/time.h"
+
+namespace sluice::core {
+
+// One load observation, typically taken every second.
+struct LoadSample {
+  absl::Time at;
+  double rps = 0;                     // arrivals per second over the last sampling interval
+  int instances = 0;                  // deployed (warm or starting) instances
+  double capacity_rps_per_instance = 0;  // profiled serving throughput of one instance
+  int queued = 0;                     // requests waiting at the gateway
+};
+
+class HorizontalScaler {
+ public:
+  virtual ~HorizontalScaler() = default;
+  virtual std::string_view name() const = 0;
+  virtual void Observe(const LoadSample& sample) = 0;
+  // Target number of instances at `now`, already clamped to the configured [min, max].
+  virtual int Desired(absl::Time now) const = 0;
+  // Next time Desired() may change without a new sample; InfiniteFuture when only samples
+  // can change it (lets the simulator jump instead of ticking).
+  virtual absl::Time NextWakeup() const { return absl::InfiniteFuture(); }
+};
+
+}  // namespace sluice::core
+
+#endif  // SLUICE_CORE_POLICY_HORIZONTAL_H_

@@ -1,0 +1,45 @@
+// PlacementPolicy: where a new instance goes. Implemented by the static baselines
+// (core/baselines) and Dilu's resourcing-complementary scheduler (core/dilu); called by the
+// simulator and, later, the controller, which then commit the result to ClusterState and report
+// it back through OnAdded/OnRemoved so a policy may keep its own indices. Not thread-safe.
+#ifndef SLUICE_CORE_POLICY_PLACEMENT_H_
+#define SLUICE_CORE_POLICY_PLACEMENT_H_
+
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/resource/cluster.h"
+
+namespace sluice::core {
+
+enum class FunctionKind { kInference, kTraining, kLlmInference };
+
+// What one new instance needs.
+struct InstanceDemand {
+  FunctionId function;
+  InstanceId instance;
+  FunctionKind kind = FunctionKind::kInference;
+  int gpus = 1;                // n_j: number of GPUs (data-parallel workers or model shards)
+  Bytes memory_per_gpu;        // GPU memory on each of them
+  SmQuota quota;               // per GPU
+  bool same_node = false;      // all GPUs on one node (training workers, where required)
+};
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual std::string_view name() const = 0;
+  // Chooses `demand.gpus` distinct GPUs. Does not modify `state`. Returns ResourceExhausted
+  // when the cluster cannot host the instance. The returned GPUs must each have room for the
+  // instance's memory; caps on summed quotas are the policy's own.
+  virtual absl::StatusOr<std::vector<GpuId>> Place(const InstanceDemand& demand,
+                                                   const ClusterState& state) = 0;
+  // Notifications after the caller committed to / released from `state`.
+  virtual void OnAdded(const Allocation& a, const ClusterState& state) {}
+  virtual void OnRemoved(const Allocation& a, const ClusterState& state) {}
+};
+
+}  // namespace sluice::core
+
+#endif  // SLUICE_CORE_POLICY_PLACEMENT_H_
