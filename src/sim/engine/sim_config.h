@@ -1,0 +1,137 @@
+// SimConfig: everything one simulation run needs, as plain values. The experiment loader
+// (src/sim/experiment) builds it from YAML and validates it; the engine (this directory) takes it
+// as given. RunResult is what a run produces; the CLI prints it. Value types; not thread-safe.
+#ifndef SLUICE_SIM_ENGINE_SIM_CONFIG_H_
+#define SLUICE_SIM_ENGINE_SIM_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/policy/placement.h"
+#include "core/resource/cluster.h"
+#include "sim/workload/workload_spec.h"
+
+namespace sluice::sim {
+
+using core::Bytes;
+using core::FunctionKind;
+using core::SmQuota;
+
+// One `key: value` policy parameter from the experiment file, kept with its line so that the
+// policy registry can name the line of a bad value.
+struct PolicyParam {
+  std::string key;
+  std::string value;
+  int line = 0;
+};
+
+struct PolicyConfig {
+  std::string name;  // registry name: exclusive, mps-l, mps-r, dilu, fast-gs+, infless+, tgs, ...
+  std::string label;  // shown in output; defaults to name
+  std::vector<PolicyParam> params;
+};
+
+struct TrainingConfig {
+  int workers = 1;                       // data-parallel workers, one GPU each
+  int64_t iterations = 1000;             // job length
+  absl::Duration submit_at = absl::ZeroDuration();  // offset from the start of the run
+  bool same_node = true;
+};
+
+struct FunctionConfig {
+  std::string name;
+  std::string model;                     // key into core::PerfModel
+  FunctionKind kind = FunctionKind::kInference;
+  absl::Duration slo = absl::Milliseconds(100);
+  int max_batch = 1;
+  absl::Duration max_queue_delay = absl::ZeroDuration();
+  SmQuota quota;                         // profiled <request, limit> per GPU
+  Bytes memory = Bytes::GiB(2);          // GPU memory per GPU
+  int gpus = 1;                          // GPUs per instance (model shards)
+  int min_instances = 0;
+  int max_instances = 1 << 20;
+  int initial_instances = 1;             // warm at t = 0
+  // Serving throughput of one instance (req/s) used by scalers; 0 = derive from the perf model at
+  // the quota's request share and max_batch.
+  double capacity_rps = 0;
+  // Service time override for validation experiments: when set, each request's execution time is
+  // exponential with this mean (no perf model, no batching).
+  std::optional<absl::Duration> exponential_service_mean;
+  WorkloadSpec workload;                 // inference only
+  std::optional<TrainingConfig> training;  // kind == kTraining
+};
+
+// Cold starts: container start, then model load from disk at the node's storage bandwidth, or
+// from the host cache at PCIe bandwidth.
+struct ColdStartConfig {
+  absl::Duration container_start = absl::Seconds(2);
+  bool host_cache = true;               // parameters stay in host memory after the first load
+  absl::Duration keep_alive = absl::Seconds(60);  // reactive baselines' idle keep-alive
+};
+
+// A named variant of the workloads (runs = workload variants x policies).
+struct WorkloadVariant {
+  std::string name = "default";
+  // Per function name; a function missing here keeps FunctionConfig::workload.
+  std::vector<std::pair<std::string, WorkloadSpec>> overrides;
+};
+
+struct SimConfig {
+  std::string experiment;
+  uint64_t seed = 1;
+  core::ClusterSpec cluster;
+  std::vector<FunctionConfig> functions;
+  std::vector<PolicyConfig> policies;
+  std::vector<WorkloadVariant> workloads;  // empty = one variant "default"
+  absl::Duration horizon = absl::Minutes(10);     // arrivals stop; the run drains after it
+  absl::Duration sample_interval = absl::Seconds(1);  // scaler samples and timelines
+  ColdStartConfig cold_start;
+  bool report_theory_mm1 = false;        // validation: add theory_mean_ms
+};
+
+struct FunctionResult {
+  std::string name;
+  int64_t requests = 0;       // arrivals
+  int64_t completed = 0;
+  int64_t dropped = 0;        // never served (e.g. no capacity before the run ended)
+  double p50_ms = 0, p95_ms = 0, p99_ms = 0, mean_ms = 0;
+  double svr = 0;             // fraction of requests over SLO (dropped count as violations)
+  int64_t cold_starts = 0;
+  double throughput_rps = 0;  // completions / run length
+  // Training
+  double training_iters_per_s = 0;
+  double jct_s = 0;           // job completion time; 0 if unfinished
+  std::optional<double> theory_mean_ms;
+};
+
+// One row of the per-interval timeline (CSV with --out).
+struct TimelineRow {
+  double t_s = 0;
+  int active_gpus = 0;
+  double allocated_share = 0;  // sum over GPUs of min(1, sum of SM requests)
+  double sm_fragmentation = 0;
+  double mem_fragmentation = 0;
+  std::vector<int> instances;  // per function, in SimConfig order
+  std::vector<double> rps;     // per function
+};
+
+struct RunResult {
+  std::string policy;
+  std::string workload;
+  double gpu_seconds = 0;      // integral of allocated share (GPU-seconds)
+  int peak_active_gpus = 0;
+  double mean_active_gpus = 0;
+  double sm_fragmentation = 0;   // time-averaged, cluster-wide
+  double mem_fragmentation = 0;
+  double fgd_fragmentation = 0;  // FGD's measure, time-averaged
+  int64_t events = 0;
+  std::vector<FunctionResult> functions;
+  std::vector<TimelineRow> timeline;
+};
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_ENGINE_SIM_CONFIG_H_

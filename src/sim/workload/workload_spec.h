@@ -1,0 +1,38 @@
+// WorkloadSpec: how requests of one function arrive. Parsed from experiment YAML by
+// src/sim/workload (ParseWorkloadSpec) and turned into an ArrivalSource there. Value type.
+#ifndef SLUICE_SIM_WORKLOAD_WORKLOAD_SPEC_H_
+#define SLUICE_SIM_WORKLOAD_WORKLOAD_SPEC_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace sluice::sim {
+
+enum class WorkloadKind {
+  kNone,            // no arrivals (training functions)
+  kPoisson,         // rate_rps
+  kGamma,           // rate_rps, cv
+  kRpsSeries,       // path: one value per line per second, times `scale` (Dilu/INFless format)
+  kRequestTrace,    // path: CSV with a timestamp column, optional token columns
+  kAzureFunctions,  // path: Azure Functions 2019 per-minute invocation counts
+};
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::kNone;
+  double rate_rps = 0;
+  double cv = 1.0;
+  std::string path;            // resolved relative to the experiment file's directory
+  double scale = 1.0;          // multiplies series values / trace rates
+  absl::Duration start_offset = absl::ZeroDuration();  // skip this much of a trace
+  std::string timestamp_column = "TIMESTAMP";
+  std::string prompt_tokens_column;   // optional
+  std::string output_tokens_column;   // optional
+  std::string function_id;     // Azure Functions: which row (HashFunction); empty = first row
+  std::string source_file;     // where this spec was written (for errors)
+  int source_line = 0;
+};
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_WORKLOAD_WORKLOAD_SPEC_H_
