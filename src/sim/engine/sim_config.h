@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "core/policy/placement.h"
+#include "core/policy/policy_params.h"
 #include "core/resource/cluster.h"
 #include "sim/workload/workload_spec.h"
 
@@ -20,13 +21,7 @@ using core::Bytes;
 using core::FunctionKind;
 using core::SmQuota;
 
-// One `key: value` policy parameter from the experiment file, kept with its line so that the
-// policy registry can name the line of a bad value.
-struct PolicyParam {
-  std::string key;
-  std::string value;
-  int line = 0;
-};
+using core::PolicyParam;
 
 struct PolicyConfig {
   std::string name;  // registry name: exclusive, mps-l, mps-r, dilu, fast-gs+, infless+, tgs, ...
