@@ -18,6 +18,14 @@ enum class WorkloadKind {
   kAzureFunctions,  // path: Azure Functions 2019 per-minute invocation counts
 };
 
+// How the requests counted in one series bucket (a second of an RPS series, a minute of an Azure
+// Functions row) are placed inside that bucket.
+enum class ArrivalSpread {
+  kEven,     // evenly spaced: the i-th of n at bucket_start + (i + 0.5) * width / n
+  kPoisson,  // n = Poisson(value * scale) draws, each uniform in the bucket (non-homogeneous Poisson)
+  kUniform,  // n = round(value * scale) arrivals, each uniform in the bucket, sorted
+};
+
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kNone;
   double rate_rps = 0;
@@ -29,6 +37,7 @@ struct WorkloadSpec {
   std::string prompt_tokens_column;   // optional
   std::string output_tokens_column;   // optional
   std::string function_id;     // Azure Functions: which row (HashFunction); empty = first row
+  ArrivalSpread spread = ArrivalSpread::kEven;  // series and Azure Functions buckets
   std::string source_file;     // where this spec was written (for errors)
   int source_line = 0;
 };
