@@ -1,0 +1,71 @@
+// Policy registry: builds a PolicySet (placement + quota rule + horizontal scaler + vertical
+// controller) by name from its `key: value` params. Used by the simulator's experiment loader and,
+// later, the controller. Built-ins: "exclusive", "mps-l", "mps-r"; other modules (Dilu, HAS-GPU...)
+// add entries with RegisterPolicy(). Registration is NOT thread-safe: call it at start-up, on one
+// thread, before any MakePolicySet(); after that, lookups are read-only and may run concurrently.
+#ifndef SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
+#define SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/policy/horizontal.h"
+#include "core/policy/placement.h"
+#include "core/policy/policy_params.h"
+#include "core/policy/vertical.h"
+#include "core/resource/cluster.h"
+
+namespace sluice::core {
+
+// What a policy needs to know about a function to size and scale its instances.
+struct FunctionTraits {
+  FunctionId id;
+  FunctionKind kind = FunctionKind::kInference;
+  SmQuota profiled;  // profiled <request, limit>
+  int min_instances = 0;
+  int max_instances = 1 << 20;
+  double capacity_rps = 0;    // profiled per-instance serving throughput (requests/s)
+  bool slo_sensitive = true;  // inference true, training false
+};
+
+// One named allocation scheme. Owns its placement policy (stateful: it may keep indices fed by
+// OnAdded/OnRemoved), and makes per-function scalers and per-GPU vertical controllers.
+class PolicySet {
+ public:
+  virtual ~PolicySet() = default;
+  virtual std::string_view name() const = 0;
+  virtual PlacementPolicy& placement() = 0;
+  // Quota an instance of `f` receives: exclusive {1,1}; mps-l {limit,limit}; mps-r
+  // {request,request}; elastic policies (Dilu): the profiled quota.
+  virtual SmQuota QuotaFor(const FunctionTraits& f) const = 0;
+  virtual std::unique_ptr<HorizontalScaler> MakeScaler(const FunctionTraits& f) const = 0;
+  virtual std::unique_ptr<VerticalController> MakeVerticalController(GpuId gpu) const = 0;
+  // True when idle SM capacity on a GPU flows to busy co-located instances up to their cap
+  // (limit or token budget); false for static partitions (MPS), where each instance runs at its
+  // quota.
+  virtual bool work_conserving() const = 0;
+};
+
+// Builds a policy by registry name from its params. Unknown name -> NotFound listing the known
+// ones; unknown key or bad value -> InvalidArgument naming `file`, the param's line and key (via
+// common::InputError).
+absl::StatusOr<std::unique_ptr<PolicySet>> MakePolicySet(std::string_view name,
+                                                         std::span<const PolicyParam> params,
+                                                         const std::string& file);
+// Registered names, sorted.
+std::vector<std::string> KnownPolicies();
+
+using PolicyFactory = std::function<absl::StatusOr<std::unique_ptr<PolicySet>>(
+    std::span<const PolicyParam>, const std::string& file)>;
+// Adds (or replaces) a registry entry. Registration is by explicit call, never by static
+// initialisers: call before use, single-threaded (see the file comment).
+void RegisterPolicy(std::string name, PolicyFactory factory);
+
+}  // namespace sluice::core
+
+#endif  // SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
