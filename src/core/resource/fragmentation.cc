@@ -1,0 +1,141 @@
+// Fragmentation measures. Share comparisons allow 1e-9 of slack because per-GPU sums are built
+// by repeated floating-point addition.
+#include "core/resource/fragmentation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice::core {
+namespace {
+
+constexpr double kShareEps = 1e-9;
+
+double Unallocated(const GpuState& g) { return std::max(0.0, 1.0 - g.sum_request); }
+
+// What FGD needs to know about one GPU.
+struct GpuRoom {
+  double free_share;
+  Bytes free_memory;
+};
+
+double TotalWeight(const TargetWorkload& w) {
+  double total = 0;
+  for (const TaskClass& t : w.tasks) total += t.weight;
+  return total;
+}
+
+// F_n(M) for a node given its GPUs' free room (see the header for the definition).
+double FgdOfRooms(std::span<const GpuRoom> rooms, const TargetWorkload& w, double total_weight) {
+  double all_free = 0;
+  for (const GpuRoom& r : rooms) all_free += r.free_share;
+  double expected = 0;
+  for (const TaskClass& t : w.tasks) {
+    if (t.weight <= 0) continue;
+    int usable = 0;
+    double unusable_free = 0;
+    for (const GpuRoom& r : rooms) {
+      if (r.free_share + kShareEps >= t.share && r.free_memory >= t.memory) {
+        ++usable;
+      } else {
+        unusable_free += r.free_share;
+      }
+    }
+    const bool hostable = t.gpus >= 1 && usable >= t.gpus;
+    expected += (t.weight / total_weight) * (hostable ? unusable_free : all_free);
+  }
+  return expected;
+}
+
+std::vector<GpuRoom> RoomsOf(const ClusterState& state, NodeId node) {
+  std::vector<GpuRoom> rooms;
+  for (GpuId id : state.gpus_of(node)) {
+    const GpuState& g = state.gpu(id);
+    rooms.push_back({Unallocated(g), g.memory_free()});
+  }
+  return rooms;
+}
+
+}  // namespace
+
+GpuFragment DiluFragment(const GpuState& gpu) {
+  if (!gpu.active()) return {};
+  GpuFragment f;
+  f.sm = 1.0 - std::min(1.0, gpu.sum_request);
+  const double cap = static_cast<double>(gpu.spec.memory.count());
+  f.memory = cap <= 0 ? 0.0 : static_cast<double>(gpu.memory_free().count()) / cap;
+  return f;
+}
+
+DiluFragmentation MeasureDilu(const ClusterState& state) {
+  DiluFragmentation d;
+  for (GpuId id : state.active_gpus()) {
+    const GpuState& g = state.gpu(id);
+    const GpuFragment f = DiluFragment(g);
+    ++d.active_gpus;
+    d.sm_sum += f.sm;
+    d.memory_sum += f.memory;
+    d.memory_free += g.memory_free();
+  }
+  return d;
+}
+
+absl::Status ValidateTargetWorkload(const TargetWorkload& w) {
+  if (w.tasks.empty()) return absl::InvalidArgumentError("target workload has no task classes");
+  for (size_t i = 0; i < w.tasks.size(); ++i) {
+    const TaskClass& t = w.tasks[i];
+    if (t.gpus < 0 || !(t.share > 0 && t.share <= 1) || t.memory.count() < 0 ||
+        !(t.weight >= 0) || !std::isfinite(t.weight)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target workload task ", i, ": need gpus >= 0, 0 < share <= 1, ",
+                       "memory >= 0, finite weight >= 0 (gpus=", t.gpus, ", share=", t.share,
+                       ", weight=", t.weight, ")"));
+    }
+  }
+  if (!(TotalWeight(w) > 0)) {
+    return absl::InvalidArgumentError("target workload weights must sum to a positive value");
+  }
+  return absl::OkStatus();
+}
+
+double FgdNodeFragmentation(const ClusterState& state, NodeId node, const TargetWorkload& w) {
+  const std::vector<GpuRoom> rooms = RoomsOf(state, node);
+  return FgdOfRooms(rooms, w, TotalWeight(w));
+}
+
+FgdFragmentation MeasureFgd(const ClusterState& state, const TargetWorkload& w) {
+  const double total_weight = TotalWeight(w);
+  // Idle nodes of one shape (GPU count, GPU memory) all have the same fragment.
+  std::vector<std::tuple<int, int64_t, double>> idle_shapes;
+  FgdFragmentation out;
+  std::vector<GpuRoom> rooms;
+  for (int n = 0; n < state.node_count(); ++n) {
+    rooms.clear();
+    bool active = false;
+    for (GpuId id : state.gpus_of(NodeId(n))) {
+      const GpuState& g = state.gpu(id);
+      active = active || g.active();
+      rooms.push_back({Unallocated(g), g.memory_free()});
+      out.unallocated_sum += rooms.back().free_share;
+    }
+    if (active) {
+      out.fragment_sum += FgdOfRooms(rooms, w, total_weight);
+      continue;
+    }
+    const int count = static_cast<int>(rooms.size());
+    const int64_t mem = rooms.empty() ? 0 : rooms.front().free_memory.count();
+    auto it = std::find_if(idle_shapes.begin(), idle_shapes.end(), [&](const auto& s) {
+      return std::get<0>(s) == count && std::get<1>(s) == mem;
+    });
+    if (it == idle_shapes.end()) {
+      idle_shapes.emplace_back(count, mem, FgdOfRooms(rooms, w, total_weight));
+      it = std::prev(idle_shapes.end());
+    }
+    out.fragment_sum += std::get<2>(*it);
+  }
+  return out;
+}
+
+}  // namespace sluice::core
