@@ -13,7 +13,9 @@ namespace {
 
 constexpr double kShareEps = 1e-9;
 
-double Unallocated(const GpuState& g) { return std::max(0.0, 1.0 - g.sum_request); }
+double Unallocated(const GpuState& g) {
+  return std::max(0.0, 1.0 - g.sum_request);
+}
 
 // What FGD needs to know about one GPU.
 struct GpuRoom {
@@ -23,17 +25,20 @@ struct GpuRoom {
 
 double TotalWeight(const TargetWorkload& w) {
   double total = 0;
-  for (const TaskClass& t : w.tasks) total += t.weight;
+  for (const TaskClass& t : w.tasks)
+    total += t.weight;
   return total;
 }
 
 // F_n(M) for a node given its GPUs' free room (see the header for the definition).
 double FgdOfRooms(std::span<const GpuRoom> rooms, const TargetWorkload& w, double total_weight) {
   double all_free = 0;
-  for (const GpuRoom& r : rooms) all_free += r.free_share;
+  for (const GpuRoom& r : rooms)
+    all_free += r.free_share;
   double expected = 0;
   for (const TaskClass& t : w.tasks) {
-    if (t.weight <= 0) continue;
+    if (t.weight <= 0)
+      continue;
     int usable = 0;
     double unusable_free = 0;
     for (const GpuRoom& r : rooms) {
@@ -61,7 +66,8 @@ std::vector<GpuRoom> RoomsOf(const ClusterState& state, NodeId node) {
 }  // namespace
 
 GpuFragment DiluFragment(const GpuState& gpu) {
-  if (!gpu.active()) return {};
+  if (!gpu.active())
+    return {};
   GpuFragment f;
   f.sm = 1.0 - std::min(1.0, gpu.sum_request);
   const double cap = static_cast<double>(gpu.spec.memory.count());
@@ -83,11 +89,12 @@ DiluFragmentation MeasureDilu(const ClusterState& state) {
 }
 
 absl::Status ValidateTargetWorkload(const TargetWorkload& w) {
-  if (w.tasks.empty()) return absl::InvalidArgumentError("target workload has no task classes");
+  if (w.tasks.empty())
+    return absl::InvalidArgumentError("target workload has no task classes");
   for (size_t i = 0; i < w.tasks.size(); ++i) {
     const TaskClass& t = w.tasks[i];
-    if (t.gpus < 0 || !(t.share > 0 && t.share <= 1) || t.memory.count() < 0 ||
-        !(t.weight >= 0) || !std::isfinite(t.weight)) {
+    if (t.gpus < 0 || !(t.share > 0 && t.share <= 1) || t.memory.count() < 0 || !(t.weight >= 0) ||
+        !std::isfinite(t.weight)) {
       return absl::InvalidArgumentError(
           absl::StrCat("target workload task ", i, ": need gpus >= 0, 0 < share <= 1, ",
                        "memory >= 0, finite weight >= 0 (gpus=", t.gpus, ", share=", t.share,

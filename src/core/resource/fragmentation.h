@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+
 #include "core/resource/cluster.h"
 
 namespace sluice::core {

@@ -86,8 +86,8 @@ TEST(FgdFragmentationTest, HandWorkedNodeExample) {
 
 TEST(FgdFragmentationTest, UnhostableAndCpuOnlyTasksStrandEverything) {
   ClusterState c = FgdExample();
-  TargetWorkload w{{{4, 1.0, Bytes(0), 1},     // E: four whole GPUs
-                    {0, 1.0, Bytes(0), 1}}};   // F: CPU-only
+  TargetWorkload w{{{4, 1.0, Bytes(0), 1},    // E: four whole GPUs
+                    {0, 1.0, Bytes(0), 1}}};  // F: CPU-only
   // Node 0: E sees only 2 free GPUs -> unhostable -> F = all free = 2.7; F (cpu) -> 2.7.
   //   F_0 = 0.5 * 2.7 + 0.5 * 2.7 = 2.7.
   // Node 1 (idle): E hostable, nothing unusable -> 0; F -> 4. F_1 = 0.5 * 0 + 0.5 * 4 = 2.
@@ -127,17 +127,21 @@ TEST(FragmentationPropertyTest, ClusterMeasuresMatchBruteForce) {
       const double q = pct(rng) / 100.0;
       (void)c.Add(Alloc(i, g, pct(rng) / 4.0, q));  // some fail on memory: fine
     }
-    TargetWorkload w{{{1, 0.25, Bytes::GiB(8), 3}, {2, 1.0, Bytes::GiB(30), 1},
-                      {1, 0.6, Bytes::GiB(1), 2}, {8, 1.0, Bytes(0), 1}}};
+    TargetWorkload w{{{1, 0.25, Bytes::GiB(8), 3},
+                      {2, 1.0, Bytes::GiB(30), 1},
+                      {1, 0.6, Bytes::GiB(1), 2},
+                      {8, 1.0, Bytes(0), 1}}};
     double per_node = 0;
-    for (int n = 0; n < c.node_count(); ++n) per_node += FgdNodeFragmentation(c, NodeId(n), w);
+    for (int n = 0; n < c.node_count(); ++n)
+      per_node += FgdNodeFragmentation(c, NodeId(n), w);
     FgdFragmentation f = MeasureFgd(c, w);
     EXPECT_NEAR(f.fragment_sum, per_node, 1e-9);
     EXPECT_LE(f.fragment_sum, f.unallocated_sum + 1e-9);
     double sm = 0, mem = 0;
     int active = 0;
     for (const GpuState& g : c.gpus()) {
-      if (g.allocations.empty()) continue;
+      if (g.allocations.empty())
+        continue;
       ++active;
       sm += 1.0 - std::min(1.0, g.sum_request);
       mem += g.memory_free().gib() / g.spec.memory.gib();
