@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "sim/workload/workload_spec.h"
 #include "yaml-cpp/yaml.h"
 

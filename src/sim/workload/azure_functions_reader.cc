@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "sim/workload/text_lines.h"
 #include "sim/workload/trace_readers.h"
@@ -21,10 +22,10 @@ constexpr const char* kFixedNames[kFixedColumns] = {"HashOwner", "HashApp", "Has
 absl::Status CheckHeader(absl::string_view line, const std::string& file) {
   const std::vector<absl::string_view> f = SplitCsvLine(line);
   if (f.size() != kFixedColumns + kAzureMinutesPerDay) {
-    return InputError({file, 1}, "",
-                      absl::StrCat("Azure Functions header must have ",
-                                   kFixedColumns + kAzureMinutesPerDay, " columns, got ",
-                                   f.size()));
+    return InputError(
+        {file, 1}, "",
+        absl::StrCat("Azure Functions header must have ", kFixedColumns + kAzureMinutesPerDay,
+                     " columns, got ", f.size()));
   }
   for (int i = 0; i < kFixedColumns; ++i) {
     if (f[i] != kFixedNames[i]) {
@@ -46,13 +47,16 @@ std::optional<absl::string_view> HashFunctionOf(absl::string_view line) {
   size_t start = 0;
   for (int i = 0; i < 2; ++i) {
     start = line.find(',', start);
-    if (start == absl::string_view::npos) return std::nullopt;
+    if (start == absl::string_view::npos)
+      return std::nullopt;
     ++start;
   }
   const size_t end = line.find(',', start);
-  if (end == absl::string_view::npos) return std::nullopt;
+  if (end == absl::string_view::npos)
+    return std::nullopt;
   absl::string_view h = absl::StripAsciiWhitespace(line.substr(start, end - start));
-  if (h.size() >= 2 && h.front() == '"' && h.back() == '"') h = h.substr(1, h.size() - 2);
+  if (h.size() >= 2 && h.front() == '"' && h.back() == '"')
+    h = h.substr(1, h.size() - 2);
   return h;
 }
 
@@ -60,9 +64,9 @@ absl::StatusOr<std::vector<double>> ParseCounts(absl::string_view line, const st
                                                 int line_no) {
   const std::vector<absl::string_view> f = SplitCsvLine(line);
   if (f.size() != kFixedColumns + kAzureMinutesPerDay) {
-    return InputError({file, line_no}, "",
-                      absl::StrCat("expected ", kFixedColumns + kAzureMinutesPerDay,
-                                   " fields, got ", f.size()));
+    return InputError(
+        {file, line_no}, "",
+        absl::StrCat("expected ", kFixedColumns + kAzureMinutesPerDay, " fields, got ", f.size()));
   }
   std::vector<double> counts(kAzureMinutesPerDay);
   for (int m = 0; m < kAzureMinutesPerDay; ++m) {
@@ -84,11 +88,13 @@ absl::StatusOr<std::vector<double>> ParseAzureFunctionsRow(absl::string_view con
                                                            const std::string& function_hash) {
   LineCursor lines(contents);
   const std::optional<absl::string_view> header = lines.Next();
-  if (!header.has_value()) return InputError({file, 0}, "", "empty file (no header row)");
+  if (!header.has_value())
+    return InputError({file, 0}, "", "empty file (no header row)");
   SLUICE_RETURN_IF_ERROR(CheckHeader(*header, file));
   while (const std::optional<absl::string_view> text = lines.Next()) {
     if (absl::StripAsciiWhitespace(*text).empty()) {
-      if (lines.RestIsBlank()) break;
+      if (lines.RestIsBlank())
+        break;
       return InputError({file, lines.line()}, "", "blank line before the end of the file");
     }
     const std::optional<absl::string_view> hash = HashFunctionOf(*text);
@@ -99,7 +105,8 @@ absl::StatusOr<std::vector<double>> ParseAzureFunctionsRow(absl::string_view con
       return ParseCounts(*text, file, lines.line());
     }
   }
-  if (function_hash.empty()) return InputError({file, 2}, "", "no data rows after the header");
+  if (function_hash.empty())
+    return InputError({file, 2}, "", "no data rows after the header");
   return InputError({file, 0}, "function",
                     absl::StrCat("no row has HashFunction '", function_hash, "'"));
 }

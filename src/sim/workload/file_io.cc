@@ -16,12 +16,15 @@
 namespace sluice::sim {
 namespace {
 
-constexpr absl::string_view kXzMagic("\xFD" "7zXZ\0", 6);
+constexpr char kXzMagicBytes[] = {'\xFD', '7', 'z', 'X', 'Z', '\0'};
+constexpr absl::string_view kXzMagic(kXzMagicBytes, sizeof(kXzMagicBytes));
 
 absl::Status OpenError(const std::string& path, int err) {
   const std::string msg = absl::StrCat("cannot open '", path, "': ", std::strerror(err));
-  if (err == ENOENT) return absl::NotFoundError(msg);
-  if (err == EACCES) return absl::PermissionDeniedError(msg);
+  if (err == ENOENT)
+    return absl::NotFoundError(msg);
+  if (err == EACCES)
+    return absl::PermissionDeniedError(msg);
   return absl::InternalError(msg);
 }
 
@@ -31,11 +34,13 @@ absl::StatusOr<std::string> ReadRaw(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is a directory, not a file"));
   }
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (f == nullptr) return OpenError(path, errno);
+  if (f == nullptr)
+    return OpenError(path, errno);
   std::string out;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0)
+    out.append(buf, n);
   if (std::ferror(f.get())) {
     return absl::InternalError(absl::StrCat("error reading '", path, "'"));
   }
@@ -76,8 +81,10 @@ absl::StatusOr<std::string> ReadFileMaybeXz(const std::string& path) {
     actual = path + ".xz";
   }
   absl::StatusOr<std::string> raw = ReadRaw(actual);
-  if (!raw.ok()) return raw.status();
-  if (absl::string_view(*raw).substr(0, kXzMagic.size()) != kXzMagic) return raw;
+  if (!raw.ok())
+    return raw.status();
+  if (absl::string_view(*raw).substr(0, kXzMagic.size()) != kXzMagic)
+    return raw;
   return Unxz(actual, *raw);
 }
 

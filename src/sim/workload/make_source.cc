@@ -1,6 +1,7 @@
 // MakeArrivalSource and DeriveSeed (arrivals.h): reads the spec's file, if any, and builds the
 // matching source from sources.h.
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "sim/workload/arrivals.h"
 #include "sim/workload/file_io.h"
@@ -23,12 +24,15 @@ absl::StatusOr<std::string> ReadSpecFile(const WorkloadSpec& spec) {
 
 absl::Status CheckSpec(const WorkloadSpec& spec, absl::Duration horizon) {
   const common::InputLocation where{spec.source_file, spec.source_line};
-  if (horizon < absl::ZeroDuration()) return common::InputError(where, "horizon", "negative");
+  if (horizon < absl::ZeroDuration())
+    return common::InputError(where, "horizon", "negative");
   if (spec.start_offset < absl::ZeroDuration()) {
     return common::InputError(where, "start_offset_s", "must be >= 0");
   }
-  if (!(spec.rate_rps >= 0)) return common::InputError(where, "rate_rps", "must be >= 0");
-  if (!(spec.cv > 0)) return common::InputError(where, "cv", "must be > 0");
+  if (!(spec.rate_rps >= 0))
+    return common::InputError(where, "rate_rps", "must be >= 0");
+  if (!(spec.cv > 0))
+    return common::InputError(where, "cv", "must be > 0");
   if (!(spec.scale >= 0) || (spec.kind == WorkloadKind::kRequestTrace && spec.scale == 0)) {
     return common::InputError(where, "scale", "out of range");
   }
@@ -52,9 +56,8 @@ absl::StatusOr<std::unique_ptr<ArrivalSource>> MakeArrivalSource(const WorkloadS
                                                                  uint64_t seed, absl::Time start,
                                                                  absl::Duration horizon) {
   SLUICE_RETURN_IF_ERROR(CheckSpec(spec, horizon));
-  const ReplayWindow window{.start = start,
-                            .offset_s = absl::ToDoubleSeconds(spec.start_offset),
-                            .horizon = horizon};
+  const ReplayWindow window{
+      .start = start, .offset_s = absl::ToDoubleSeconds(spec.start_offset), .horizon = horizon};
   switch (spec.kind) {
     case WorkloadKind::kNone:
       return std::make_unique<EmptySource>();

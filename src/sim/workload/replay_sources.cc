@@ -13,8 +13,8 @@ namespace {
 
 class BucketSource final : public ArrivalSource {
  public:
-  BucketSource(std::vector<double> values, double scale, absl::Duration width,
-               ArrivalSpread spread, uint64_t seed, const ReplayWindow& window)
+  BucketSource(std::vector<double> values, double scale, absl::Duration width, ArrivalSpread spread,
+               uint64_t seed, const ReplayWindow& window)
       : values_(std::move(values)),
         scale_(scale),
         width_s_(absl::ToDoubleSeconds(width)),
@@ -29,13 +29,16 @@ class BucketSource final : public ArrivalSource {
   std::optional<Arrival> Next() override {
     while (!done_) {
       if (pos_ == pending_.size()) {
-        if (!FillNextBucket()) break;
+        if (!FillNextBucket())
+          break;
         continue;
       }
       const double t = pending_[pos_++];
-      if (t < window_.offset_s) continue;
+      if (t < window_.offset_s)
+        continue;
       const absl::Time at = window_.ToTime(t);
-      if (at >= end_) break;
+      if (at >= end_)
+        break;
       return Arrival{.at = at};
     }
     done_ = true;
@@ -45,11 +48,13 @@ class BucketSource final : public ArrivalSource {
   double MeanRate() const override {
     const double from = window_.offset_s;
     const double to = std::min(from + window_.horizon_s(), width_s_ * values_.size());
-    if (to <= from) return 0;
+    if (to <= from)
+      return 0;
     double expected = 0;
     for (size_t b = 0; b < values_.size(); ++b) {
       const double lo = std::max(from, b * width_s_), hi = std::min(to, (b + 1) * width_s_);
-      if (hi > lo) expected += Count(b) * (hi - lo) / width_s_;
+      if (hi > lo)
+        expected += Count(b) * (hi - lo) / width_s_;
     }
     return expected / (to - from);
   }
@@ -64,7 +69,8 @@ class BucketSource final : public ArrivalSource {
   // Fills pending_ with the sorted source times of the next bucket; false when none is left.
   bool FillNextBucket() {
     const size_t b = next_bucket_++;
-    if (b >= values_.size() || window_.ToTime(b * width_s_) >= end_) return false;
+    if (b >= values_.size() || window_.ToTime(b * width_s_) >= end_)
+      return false;
     pending_.clear();
     pos_ = 0;
     const double lo = b * width_s_;
@@ -84,7 +90,8 @@ class BucketSource final : public ArrivalSource {
       case ArrivalSpread::kPoisson:
         // A homogeneous Poisson process at n / width inside the bucket, so the count is
         // Poisson(n) and the times are uniform given the count.
-        if (n <= 0) break;
+        if (n <= 0)
+          break;
         for (double t = lo + rng_.Exponential(width_s_ / n); t < lo + width_s_;
              t += rng_.Exponential(width_s_ / n)) {
           pending_.push_back(t);
@@ -116,7 +123,8 @@ class TraceSource final : public ArrivalSource {
   }
 
   std::optional<Arrival> Next() override {
-    if (pos_ >= rows_.size()) return std::nullopt;
+    if (pos_ >= rows_.size())
+      return std::nullopt;
     const TraceRequest& r = rows_[pos_];
     const absl::Time at = window_.ToTime(r.at_s / time_scale_);
     if (at >= end_) {
@@ -128,12 +136,14 @@ class TraceSource final : public ArrivalSource {
   }
 
   double MeanRate() const override {
-    if (rows_.empty()) return 0;
+    if (rows_.empty())
+      return 0;
     const double from = window_.offset_s;
     const double last = rows_.back().at_s / time_scale_;
     const double horizon_end = from + window_.horizon_s();
     const double to = std::min(horizon_end, last);
-    if (to <= from) return 0;
+    if (to <= from)
+      return 0;
     // The horizon is half-open; a trace that ends inside it counts its last row.
     const size_t end = horizon_end > last ? rows_.size() : FirstAtOrAfter(horizon_end);
     return (end - FirstAtOrAfter(from)) / (to - from);
@@ -142,10 +152,9 @@ class TraceSource final : public ArrivalSource {
  private:
   // Index of the first row whose replay second is >= s.
   size_t FirstAtOrAfter(double s) const {
-    const auto it = std::lower_bound(rows_.begin(), rows_.end(), s,
-                                     [this](const TraceRequest& r, double v) {
-                                       return r.at_s / time_scale_ < v;
-                                     });
+    const auto it = std::lower_bound(
+        rows_.begin(), rows_.end(), s,
+        [this](const TraceRequest& r, double v) { return r.at_s / time_scale_ < v; });
     return static_cast<size_t>(it - rows_.begin());
   }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "sim/workload/arrivals.h"
 #include "sim/workload/trace_readers.h"
 #include "sim/workload/workload_spec.h"

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+
 #include "common/status.h"
 #include "sim/workload/text_lines.h"
 
@@ -20,7 +21,8 @@ using common::InputError;
 // A non-negative finite real.
 std::optional<double> ParseNonNegative(absl::string_view s) {
   double v;
-  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v) || v < 0)
+    return std::nullopt;
   return v;
 }
 
@@ -32,7 +34,8 @@ absl::Status BlankLineError(const std::string& file, int line) {
 absl::StatusOr<int> ColumnIndex(const std::vector<absl::string_view>& header,
                                 const std::string& name, const std::string& file) {
   for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == name) return static_cast<int>(i);
+    if (header[i] == name)
+      return static_cast<int>(i);
   }
   return InputError({file, 1}, name, "column not found in the header");
 }
@@ -78,12 +81,15 @@ class TimestampReader {
                               const std::string& file, int line) {
     double secs;
     const bool numeric = absl::SimpleAtod(s, &secs) && std::isfinite(secs);
-    if (!numeric_.has_value()) numeric_ = numeric;
-    if (numeric && *numeric_) return secs;
+    if (!numeric_.has_value())
+      numeric_ = numeric;
+    if (numeric && *numeric_)
+      return secs;
     if (!numeric && !*numeric_) {
       if (const std::optional<absl::Time> t = ParseWallClock(s); t.has_value()) {
         // Relative to a fixed origin near the trace keeps full double precision.
-        if (!origin_.has_value()) origin_ = *t;
+        if (!origin_.has_value())
+          origin_ = *t;
         return absl::ToDoubleSeconds(*t - *origin_);
       }
     }
@@ -98,9 +104,8 @@ class TimestampReader {
 };
 
 absl::StatusOr<TraceRequest> ParseTraceRow(absl::string_view text, const ColumnIndices& idx,
-                                           const RequestTraceColumns& columns,
-                                           TimestampReader& ts, const std::string& file,
-                                           int line) {
+                                           const RequestTraceColumns& columns, TimestampReader& ts,
+                                           const std::string& file, int line) {
   const std::vector<absl::string_view> f = SplitCsvLine(text);
   if (static_cast<int>(f.size()) < idx.needed) {
     return InputError({file, line}, "",
@@ -128,7 +133,8 @@ absl::StatusOr<std::vector<double>> ParseRpsSeries(absl::string_view contents,
   while (const std::optional<absl::string_view> raw = lines.Next()) {
     const absl::string_view text = absl::StripAsciiWhitespace(*raw);
     if (text.empty()) {
-      if (lines.RestIsBlank()) break;
+      if (lines.RestIsBlank())
+        break;
       return BlankLineError(file, lines.line());
     }
     const std::optional<double> v = ParseNonNegative(text);
@@ -138,7 +144,8 @@ absl::StatusOr<std::vector<double>> ParseRpsSeries(absl::string_view contents,
     }
     values.push_back(*v);
   }
-  if (values.empty()) return InputError({file, 0}, "", "the series is empty");
+  if (values.empty())
+    return InputError({file, 0}, "", "the series is empty");
   return values;
 }
 
@@ -147,25 +154,28 @@ absl::StatusOr<std::vector<TraceRequest>> ParseRequestTrace(absl::string_view co
                                                             const RequestTraceColumns& columns) {
   LineCursor lines(contents);
   const std::optional<absl::string_view> header = lines.Next();
-  if (!header.has_value()) return InputError({file, 0}, "", "empty file (no header row)");
+  if (!header.has_value())
+    return InputError({file, 0}, "", "empty file (no header row)");
   SLUICE_ASSIGN_OR_RETURN(const ColumnIndices idx, FindColumns(*header, file, columns));
   std::vector<TraceRequest> rows;
   TimestampReader ts;
   while (const std::optional<absl::string_view> text = lines.Next()) {
     if (absl::StripAsciiWhitespace(*text).empty()) {
-      if (lines.RestIsBlank()) break;
+      if (lines.RestIsBlank())
+        break;
       return BlankLineError(file, lines.line());
     }
     SLUICE_ASSIGN_OR_RETURN(TraceRequest r,
                             ParseTraceRow(*text, idx, columns, ts, file, lines.line()));
     rows.push_back(r);
   }
-  if (rows.empty()) return InputError({file, 2}, "", "no data rows after the header");
-  std::stable_sort(rows.begin(), rows.end(), [](const TraceRequest& a, const TraceRequest& b) {
-    return a.at_s < b.at_s;
-  });
+  if (rows.empty())
+    return InputError({file, 2}, "", "no data rows after the header");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const TraceRequest& a, const TraceRequest& b) { return a.at_s < b.at_s; });
   const double origin = rows.front().at_s;
-  for (TraceRequest& r : rows) r.at_s -= origin;
+  for (TraceRequest& r : rows)
+    r.at_s -= origin;
   return rows;
 }
 

@@ -22,7 +22,7 @@ enum class WorkloadKind {
 // Functions row) are placed inside that bucket.
 enum class ArrivalSpread {
   kEven,     // evenly spaced: the i-th of n at bucket_start + (i + 0.5) * width / n
-  kPoisson,  // n = Poisson(value * scale) draws, each uniform in the bucket (non-homogeneous Poisson)
+  kPoisson,  // a Poisson process at value * scale / width inside the bucket
   kUniform,  // n = round(value * scale) arrivals, each uniform in the bucket, sorted
 };
 
@@ -30,15 +30,16 @@ struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kNone;
   double rate_rps = 0;
   double cv = 1.0;
-  std::string path;            // resolved relative to the experiment file's directory
-  double scale = 1.0;          // multiplies series values / trace rates
-  absl::Duration start_offset = absl::ZeroDuration();  // skip this much of a trace
+  std::string path;    // resolved relative to the experiment file's directory
+  double scale = 1.0;  // multiplies series values and Azure counts; divides request-trace time
+  // Skip this much of the source's own stream (replayed seconds; for request_trace after `scale`).
+  absl::Duration start_offset = absl::ZeroDuration();
   std::string timestamp_column = "TIMESTAMP";
-  std::string prompt_tokens_column;   // optional
-  std::string output_tokens_column;   // optional
-  std::string function_id;     // Azure Functions: which row (HashFunction); empty = first row
+  std::string prompt_tokens_column;  // optional
+  std::string output_tokens_column;  // optional
+  std::string function_id;           // Azure Functions: which row (HashFunction); empty = first row
   ArrivalSpread spread = ArrivalSpread::kEven;  // series and Azure Functions buckets
-  std::string source_file;     // where this spec was written (for errors)
+  std::string source_file;                      // where this spec was written (for errors)
   int source_line = 0;
 };
 
