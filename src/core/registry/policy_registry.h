@@ -3,6 +3,7 @@
 // later, the controller. Built-ins: "exclusive", "mps-l", "mps-r"; other modules (Dilu, HAS-GPU...)
 // add entries with RegisterPolicy(). Registration is NOT thread-safe: call it at start-up, on one
 // thread, before any MakePolicySet(); after that, lookups are read-only and may run concurrently.
+// Factories parse their params with core/registry/param_reader.h.
 #ifndef SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
 #define SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "core/policy/horizontal.h"
 #include "core/policy/placement.h"
 #include "core/policy/policy_params.h"
@@ -51,9 +53,10 @@ class PolicySet {
   virtual bool work_conserving() const = 0;
 };
 
-// Builds a policy by registry name from its params. Unknown name -> NotFound listing the known
-// ones; unknown key or bad value -> InvalidArgument naming `file`, the param's line and key (via
-// common::InputError).
+// Builds a policy by registry name from its params. Unknown name -> InvalidArgument naming
+// `file` and field 'policy' and listing the known names (the caller knows the name's line and
+// may re-wrap); unknown key, repeated key or bad value -> InvalidArgument naming `file`, the
+// param's line and key (via common::InputError). Each call returns a fresh, independent set.
 absl::StatusOr<std::unique_ptr<PolicySet>> MakePolicySet(std::string_view name,
                                                          std::span<const PolicyParam> params,
                                                          const std::string& file);
