@@ -55,6 +55,10 @@ struct FunctionConfig {
   // Service time override for validation experiments: when set, each request's execution time is
   // exponential with this mean (no perf model, no batching).
   std::optional<absl::Duration> exponential_service_mean;
+  // LLM functions (model kind kLlmInference): token counts used for requests whose workload does
+  // not carry them (arrivals with 0 prompt / output tokens).
+  int default_prompt_tokens = 256;
+  int default_output_tokens = 128;
   WorkloadSpec workload;                 // inference only
   std::optional<TrainingConfig> training;  // kind == kTraining
 };
@@ -83,6 +87,9 @@ struct SimConfig {
   std::vector<WorkloadVariant> workloads;  // empty = one variant "default"
   absl::Duration horizon = absl::Minutes(10);     // arrivals stop; the run drains after it
   absl::Duration sample_interval = absl::Seconds(1);  // scaler samples and timelines
+  // After the horizon the run keeps going until every request and training job finished, but at
+  // most this long; whatever is still unfinished then counts as dropped / unfinished.
+  absl::Duration drain_timeout = absl::Hours(1);
   ColdStartConfig cold_start;
   bool report_theory_mm1 = false;        // validation: add theory_mean_ms
 };

@@ -1,0 +1,191 @@
+// Engine construction, validation and the run itself; the request path, lifecycle/scaling and
+// training jobs live in requests.cc, lifecycle.cc and training.cc.
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "common/status.h"
+
+namespace sluice::sim {
+namespace {
+
+// Random stream for exponential service times, distinct from the arrival streams (0..n-1).
+constexpr uint64_t kServiceStreamBase = uint64_t{1} << 32;
+
+absl::Status FunctionError(std::string_view file, size_t index, const FunctionConfig& f,
+                           absl::string_view field, absl::string_view msg) {
+  return common::InputError({std::string(file), 0},
+                            absl::StrCat("functions[", index, "] (", f.name, ").", field), msg);
+}
+
+}  // namespace
+
+Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy,
+               std::string label, const core::PerfModel& perf, TimelineSink* log)
+    : config_(config), policy_(std::move(policy)), label_(std::move(label)), perf_(perf),
+      log_(log), start_(env_.Now()), horizon_(start_ + config.horizon), cluster_(config.cluster),
+      shares_(env_, perf, cluster_.gpu_count(), policy_->work_conserving(), *this),
+      host_cache_(cluster_.node_count()), cluster_metrics_(start_, config.horizon) {
+  vertical_ = std::make_unique<VerticalDriver>(env_, *policy_, shares_, cluster_);
+}
+
+Engine::~Engine() = default;
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
+    const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
+    const WorkloadVariant& workload, const core::PerfModel& perf, std::string_view config_file,
+    TimelineSink* log) {
+  if (policy == nullptr) return absl::InvalidArgumentError("no policy");
+  std::unique_ptr<Engine> e(new Engine(config, std::move(policy), std::move(label), perf, log));
+  SLUICE_RETURN_IF_ERROR(e->Init(workload, config_file));
+  return e;
+}
+
+absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view config_file) {
+  const std::string file(config_file);
+  if (config_.horizon <= absl::ZeroDuration()) {
+    return common::InputError({file, 0}, "horizon", "must be > 0");
+  }
+  if (config_.sample_interval <= absl::ZeroDuration()) {
+    return common::InputError({file, 0}, "sample_interval", "must be > 0");
+  }
+  if (cluster_.gpu_count() == 0) return common::InputError({file, 0}, "cluster", "has no GPUs");
+  workload_name_ = workload.name;
+  fns_.resize(config_.functions.size());
+  for (size_t i = 0; i < config_.functions.size(); ++i) {
+    const FunctionConfig& fc = config_.functions[i];
+    const WorkloadSpec* spec = &fc.workload;
+    for (const auto& [name, s] : workload.overrides) {
+      if (name == fc.name) spec = &s;
+    }
+    SLUICE_RETURN_IF_ERROR(InitFunction(i, *spec, config_file));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::string_view file) {
+  const FunctionConfig& fc = config_.functions[i];
+  Function& f = fns_[i];
+  f.config = &fc;
+  f.metrics = FunctionMetrics(fc.slo);
+  auto model = perf_.Find(fc.model);
+  if (!model.ok()) return FunctionError(file, i, fc, "model", model.status().message());
+  f.model = *model;
+  if (fc.gpus < 1) return FunctionError(file, i, fc, "gpus", "must be >= 1");
+  if (fc.max_batch < 1) return FunctionError(file, i, fc, "max_batch", "must be >= 1");
+  if (fc.training && fc.training->workers < 1) {
+    return FunctionError(file, i, fc, "training.workers", "must be >= 1");
+  }
+  f.max_batch = fc.exponential_service_mean ? 1 : fc.max_batch;
+  f.traits.id = common::FunctionId(static_cast<int64_t>(i));
+  f.traits.kind = fc.training ? core::FunctionKind::kTraining : fc.kind;
+  f.traits.profiled = fc.quota;
+  f.traits.min_instances = fc.min_instances;
+  f.traits.max_instances = fc.max_instances;
+  f.traits.slo_sensitive = !fc.training.has_value();
+  f.traits.capacity_rps = fc.capacity_rps > 0 ? fc.capacity_rps : DeriveCapacity(f);
+  f.quota = policy_->QuotaFor(f.traits);
+  if (absl::Status s = core::ValidateQuota(f.quota); !s.ok()) {
+    return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()), " gave function ",
+                                            fc.name, " an invalid quota: ", s.message()));
+  }
+  const int gpus = fc.training ? fc.training->workers : fc.gpus;
+  fgd_workload_.tasks.push_back(core::TaskClass{gpus, f.quota.request, fc.memory, 1.0});
+  if (fc.training) return absl::OkStatus();
+  f.scaler = policy_->MakeScaler(f.traits);
+  if (f.scaler == nullptr) return absl::InternalError("policy made no horizontal scaler");
+  SLUICE_ASSIGN_OR_RETURN(f.arrivals, MakeArrivalSource(spec, DeriveSeed(config_.seed, i),
+                                                        start_, config_.horizon));
+  if (fc.exponential_service_mean) {
+    if (*fc.exponential_service_mean <= absl::ZeroDuration()) {
+      return FunctionError(file, i, fc, "exponential_service_mean", "must be > 0");
+    }
+    f.service_rng.emplace(DeriveSeed(config_.seed, kServiceStreamBase + i));
+  }
+  return absl::OkStatus();
+}
+
+// Requests/s one instance serves at the profiled request share with full batches.
+double Engine::DeriveCapacity(const Function& f) const {
+  const FunctionConfig& fc = *f.config;
+  if (fc.exponential_service_mean) {
+    return 1.0 / absl::ToDoubleSeconds(*fc.exponential_service_mean);
+  }
+  WorkItem w;
+  w.model = f.model->latency;
+  w.batch = f.max_batch;
+  if (f.model->info.kind == core::FunctionKind::kLlmInference) {
+    w.kind = WorkItem::Kind::kLlmBatch;
+    w.prompt_tokens = fc.default_prompt_tokens * f.max_batch;
+    w.output_tokens = fc.default_output_tokens;
+  }
+  const double secs = w.SecondsAt(fc.quota.request);
+  return secs > 0 ? f.max_batch / secs : 0;
+}
+
+std::string Engine::FormatNow() const {
+  return absl::StrFormat("%.6f", absl::ToDoubleSeconds(env_.Now() - start_));
+}
+
+void Engine::Fail(absl::Status s) {
+  if (error_.ok()) error_ = std::move(s);
+  env_.Stop();
+}
+
+absl::StatusOr<RunResult> Engine::Run() {
+  SLUICE_CHECK(!ran_);
+  ran_ = true;
+  ReportCluster();
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    const int fn = static_cast<int>(i);
+    Function& f = fns_[i];
+    if (f.is_training()) {
+      f.training.submitted = start_ + f.config->training->submit_at;
+      env_.RunAt(f.training.submitted, [this, fn] { SubmitTraining(fn); });
+      continue;
+    }
+    for (int k = 0; k < f.config->initial_instances; ++k) {
+      if (absl::Status s = PlaceInstance(fn, /*initial=*/true); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("initial instance ", k + 1, " of function ",
+                                                   f.config->name, " cannot be placed under ",
+                                                   label_, ": ", s.message()));
+      }
+    }
+  }
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    if (!fns_[i].is_training()) ScheduleNextArrival(static_cast<int>(i));
+  }
+  env_.RunAt(horizon_, [this] { OnHorizon(); });  // before the sample due at the horizon
+  env_.RunAt(start_ + config_.sample_interval, [this] { Sample(); });
+  env_.RunUntil(horizon_ + config_.drain_timeout);
+  SLUICE_RETURN_IF_ERROR(error_);
+
+  RunResult result;
+  result.policy = label_;
+  result.workload = workload_name_;
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    Function& f = fns_[i];
+    int64_t unfinished = static_cast<int64_t>(f.gateway.held.size());
+    for (const auto& inst : instances_) {
+      if (inst->function() == static_cast<int>(i) && inst->state() != InstanceState::kGone) {
+        unfinished += inst->outstanding();
+      }
+    }
+    f.metrics.OnDrop(unfinished);
+    if (f.is_training()) SummarizeTraining(static_cast<int>(i));
+    FunctionResult r = f.metrics.Summarize(f.config->name, config_.horizon);
+    if (config_.report_theory_mm1 && f.config->exponential_service_mean) {
+      const double mu = 1.0 / absl::ToDoubleSeconds(*f.config->exponential_service_mean);
+      const double lambda = f.arrivals->MeanRate();
+      if (lambda < mu) r.theory_mean_ms = 1000.0 / (mu - lambda);
+    }
+    result.functions.push_back(std::move(r));
+  }
+  cluster_metrics_.Finish(result);
+  result.events = static_cast<int64_t>(env_.events_run());
+  return result;
+}
+
+}  // namespace sluice::sim

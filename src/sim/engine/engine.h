@@ -1,0 +1,164 @@
+// Engine: one simulation run of a SimConfig under one PolicySet and one workload variant, on a
+// SimEnv (virtual time, jumps to the next event). Owns the cluster books (ClusterState), the
+// instances, the fluid GPU model, the vertical-controller driver and the metrics; turns policy
+// decisions (Place, Desired, Issue) into effects. RunSimulation (simulation.h) is the public entry;
+// tests and the benchmark may build an Engine with their own PolicySet. Not thread-safe.
+#ifndef SLUICE_SIM_ENGINE_ENGINE_H_
+#define SLUICE_SIM_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/sim_env.h"
+#include "core/perf/perf_model.h"
+#include "core/registry/policy_registry.h"
+#include "core/resource/cluster.h"
+#include "core/resource/fragmentation.h"
+#include "sim/engine/gateway.h"
+#include "sim/engine/gpu_share.h"
+#include "sim/engine/instance.h"
+#include "sim/engine/metrics.h"
+#include "sim/engine/sim_config.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/vertical_driver.h"
+#include "sim/workload/arrivals.h"
+#include "sim/workload/random.h"
+
+namespace sluice::sim {
+
+class Engine : public GpuShareModel::Listener {
+ public:
+  // Validates the inputs against `perf` and `policy` and loads the workloads; errors as
+  // documented for RunSimulation. `label` names the policy in RunResult. `log` may be null.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const SimConfig& config,
+                                                        std::unique_ptr<core::PolicySet> policy,
+                                                        std::string label,
+                                                        const WorkloadVariant& workload,
+                                                        const core::PerfModel& perf,
+                                                        std::string_view config_file,
+                                                        TimelineSink* log);
+  ~Engine() override;
+
+  // Runs to the end (horizon + drain) once. Fails if an initial instance cannot be placed or a
+  // policy returns an impossible decision.
+  absl::StatusOr<RunResult> Run();
+
+  // Introspection for tests.
+  const std::vector<std::unique_ptr<Instance>>& instances() const { return instances_; }
+  const core::ClusterState& cluster() const { return cluster_; }
+  int64_t vertical_ticks() const { return vertical_->ticks(); }
+
+ private:
+  struct Training {
+    bool placed = false;
+    bool done = false;
+    int32_t instance = -1;
+    int64_t iterations = 0;
+    absl::Time submitted;
+  };
+  // Per-function runtime state.
+  struct Function {
+    const FunctionConfig* config = nullptr;
+    const core::ModelEntry* model = nullptr;
+    core::FunctionTraits traits;
+    core::SmQuota quota;  // what the policy gives each instance
+    int max_batch = 1;
+    std::unique_ptr<core::HorizontalScaler> scaler;
+    std::unique_ptr<ArrivalSource> arrivals;
+    std::optional<Arrival> next_arrival;  // the one scheduled on the Env
+    std::optional<Rng> service_rng;  // exponential service (validation)
+    Gateway gateway;
+    std::vector<int32_t> deployed;  // loading or warm
+    int64_t interval_arrivals = 0;
+    common::Env::TimerId wakeup = 0;
+    FunctionMetrics metrics;
+    Training training;
+    bool is_training() const { return config->training.has_value(); }
+  };
+
+  Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
+         const core::PerfModel& perf, TimelineSink* log);
+  absl::Status Init(const WorkloadVariant& workload, std::string_view config_file);
+  absl::Status InitFunction(size_t index, const WorkloadSpec& spec, std::string_view file);
+  double DeriveCapacity(const Function& f) const;
+
+  // Request path (requests.cc).
+  void ScheduleNextArrival(int fn);
+  void OnArrival(int fn, const Arrival& a);
+  void Dispatch(int fn, const Request& r);
+  void Enqueue(Instance& inst, const Request& r);
+  void MaybeStartBatch(Instance& inst);
+  void StartBatch(Instance& inst, int64_t size);
+  WorkItem MakeBatchWork(Function& f, const Instance& inst);
+  void FinishBatch(Instance& inst);
+  void OnWorkDone(int32_t instance) override;
+  void FlushHeld(int fn);
+  void DropUnservable(int fn);
+
+  // Lifecycle and scaling (lifecycle.cc).
+  absl::Status PlaceInstance(int fn, bool initial);
+  absl::Duration ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
+                               bool* host_cache_hit) const;
+  void BecomeWarm(int32_t id);
+  void Drain(int32_t id);
+  void Retire(int32_t id);
+  void ReleaseResources(Instance& inst);
+  void Sample();
+  void Reconcile(int fn);
+  void ScheduleWakeup(int fn);
+  void OnHorizon();
+  void ReportCluster();
+  void Fail(absl::Status s);
+
+  // Training jobs (training.cc).
+  void SubmitTraining(int fn);
+  void StartIteration(Instance& inst);
+  void FinishIteration(Instance& inst);
+  void SummarizeTraining(int fn);
+
+  // Event log (no-op when log_ is null).
+  template <typename... Args>
+  void Log(int fn, const Args&... args);
+  std::string FormatNow() const;
+
+  const SimConfig& config_;
+  std::unique_ptr<core::PolicySet> policy_;
+  std::string label_;
+  std::string workload_name_;
+  const core::PerfModel& perf_;
+  TimelineSink* log_;
+  common::SimEnv env_;
+  absl::Time start_;
+  absl::Time horizon_;
+  bool after_horizon_ = false;
+  core::ClusterState cluster_;
+  GpuShareModel shares_;
+  std::unique_ptr<VerticalDriver> vertical_;
+  std::vector<Function> fns_;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<absl::flat_hash_set<const core::ModelEntry*>> host_cache_;  // per node
+  ClusterMetrics cluster_metrics_;
+  core::TargetWorkload fgd_workload_;
+  double allocated_share_ = 0;
+  absl::Status error_;
+  bool ran_ = false;
+};
+
+template <typename... Args>
+void Engine::Log(int fn, const Args&... args) {
+  if (log_ == nullptr) return;
+  log_->Append(absl::StrCat(FormatNow(), " ", fn < 0 ? std::string("-") : fns_[fn].config->name,
+                            " ", args...));
+}
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_ENGINE_ENGINE_H_

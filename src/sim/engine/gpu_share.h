@@ -1,0 +1,148 @@
+// Fluid processor-sharing model of GPU compute, used by the engine: which share of each GPU every
+// busy instance gets (from its <request, limit> quota, its vertical-controller cap and the
+// policy's work conservation) and how fast its current work item (a batch or a training
+// iteration) progresses. Progress is kept as a fraction of the item, so share changes mid-item
+// carry over. Completion timers are scheduled on the Env and rescheduled only when an instance's
+// rate changes. Not thread-safe: driven by the engine's single event loop.
+#ifndef SLUICE_SIM_ENGINE_GPU_SHARE_H_
+#define SLUICE_SIM_ENGINE_GPU_SHARE_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+#include "core/perf/perf_model.h"
+#include "core/resource/cluster.h"
+
+namespace sluice::sim {
+
+// One unit of work an instance executes alone on its GPUs.
+struct WorkItem {
+  enum class Kind : uint8_t {
+    kBatch,      // model->BatchLatency(batch, share)
+    kLlmBatch,   // model->PrefillLatency(prompt_tokens, share) +
+                 //   output_tokens * model->BatchLatency(batch, share)   (static batching)
+    kIteration,  // model->IterationTime(share)
+    kFixed,      // fixed_seconds, whatever the share (validation: exponential service)
+  };
+  Kind kind = Kind::kBatch;
+  const core::LatencyModel* model = nullptr;  // unused for kFixed
+  int batch = 1;
+  int prompt_tokens = 0;  // kLlmBatch: prompt tokens of the whole batch
+  int output_tokens = 1;  // kLlmBatch: decode steps (longest output in the batch)
+  double fixed_seconds = 0;
+
+  // Seconds this item takes alone, without interference, at SM share `share` in (0, 1].
+  double SecondsAt(double share) const;
+};
+
+// What one busy instance asks of a GPU.
+struct ShareDemand {
+  double request = 0;  // guaranteed share (quota.request)
+  double cap = 1;      // upper bound: quota.limit, or tokens / max_tokens under a controller
+};
+
+// Shares of the busy instances of one GPU (same order as `busy`), each in [0, cap]:
+//  1. each gets min(request, cap); if those sum above 1 they are scaled down proportionally;
+//  2. if `work_conserving`, the capacity left is shared among instances still below their cap in
+//     proportion to request (water-filling: what a capped instance cannot take is re-shared).
+// Without work conservation each runs at step 1's share (its static quota).
+void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
+                   std::span<double> shares);
+
+class GpuShareModel {
+ public:
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    // `instance` finished its work item and is idle. The listener may Start() it again or
+    // Detach() it from inside this call.
+    virtual void OnWorkDone(int32_t instance) = 0;
+  };
+
+  // `env`, `perf` and `listener` must outlive the model.
+  GpuShareModel(common::Env& env, const core::PerfModel& perf, int gpu_count,
+                bool work_conserving, Listener& listener);
+
+  // Makes `instance` (a dense index >= 0) resident on `gpus` with `quota`, idle, caps = limit.
+  void Attach(int32_t instance, std::span<const core::GpuId> gpus, const core::SmQuota& quota);
+  // Removes an idle instance from its GPUs; co-runners are re-shared.
+  void Detach(int32_t instance);
+  // Starts `work` on an idle, attached instance.
+  void Start(int32_t instance, const WorkItem& work);
+
+  bool busy(int32_t instance) const { return members_[instance].busy; }
+  // Instances resident on `gpu`, in attach order (stable between calls).
+  std::span<const int32_t> residents(core::GpuId gpu) const { return gpus_[gpu.value()].residents; }
+  int busy_count(core::GpuId gpu) const { return gpus_[gpu.value()].busy; }
+  const core::SmQuota& quota(int32_t instance) const { return members_[instance].quota; }
+  // Current share of `instance` on `gpu` (0 when idle).
+  double share(int32_t instance, core::GpuId gpu) const;
+  // Progress rate of `instance` (items per second; 0 when idle or starved).
+  double rate(int32_t instance) const { return members_[instance].busy ? members_[instance].rate : 0; }
+
+  // Sets the caps of the residents of `gpu` (same order as residents(gpu); each clamped to
+  // [0, 1]) and re-shares the GPU.
+  void SetCaps(core::GpuId gpu, std::span<const double> caps);
+  // Caps back to each resident's quota.limit.
+  void ResetCaps(core::GpuId gpu);
+  // Share-seconds `instance` used on `gpu` since the previous call (or Attach).
+  double TakeUsedShareSeconds(core::GpuId gpu, int32_t instance);
+
+ private:
+  struct Shard {
+    int32_t gpu = 0;
+    double cap = 1;
+    double share = 0;
+    double slow = 1;  // interference slowdown at the last evaluation
+    double rate = 0;  // items/s this shard alone would allow
+    double used = 0;  // share-seconds since the last take
+    absl::Time used_since;
+  };
+  struct Member {
+    bool attached = false;
+    bool busy = false;
+    core::SmQuota quota;
+    absl::InlinedVector<Shard, 1> shards;
+    WorkItem work;
+    double progress = 0;  // fraction of `work` done at `since`
+    double rate = 0;
+    absl::Time since;
+    common::Env::TimerId timer = 0;
+    uint64_t stamp = 0;  // last ReshareGpu pass that touched it
+  };
+  struct Gpu {
+    std::vector<int32_t> residents;
+    int busy = 0;
+  };
+
+  Shard& ShardOf(Member& m, int32_t gpu);
+  void SetShare(Shard& s, double share, absl::Time now);
+  // Recomputes shares on `gpu` and collects instances whose shard rates changed in touched_.
+  void ReshareGpu(int32_t gpu);
+  // Re-derives rates of touched_ instances, rescheduling completions that moved.
+  void ApplyRates();
+  void Reshare(const Member& m);
+  void Done(int32_t instance);
+
+  common::Env& env_;
+  const core::PerfModel& perf_;
+  const bool work_conserving_;
+  Listener& listener_;
+  std::vector<Gpu> gpus_;
+  std::vector<Member> members_;
+  uint64_t pass_ = 0;
+  int32_t pending_reshare_ = -1;
+  // Scratch, reused to avoid allocation on the hot path.
+  std::vector<ShareDemand> demand_;
+  std::vector<double> shares_;
+  std::vector<int32_t> ids_;
+  std::vector<int32_t> touched_;
+};
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_ENGINE_GPU_SHARE_H_

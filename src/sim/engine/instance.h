@@ -1,0 +1,87 @@
+// Instance: one deployed copy of a function (a serving replica, or a training job's workers) as
+// the simulator sees it: lifecycle state, the GPUs it holds, its queue of dispatched requests and
+// the batch it executes. Owned by the engine (engine.h); not thread-safe.
+#ifndef SLUICE_SIM_ENGINE_INSTANCE_H_
+#define SLUICE_SIM_ENGINE_INSTANCE_H_
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+#include "common/ids.h"
+#include "core/resource/cluster.h"
+
+namespace sluice::sim {
+
+// Instance lifecycle. States and the only legal transitions (TransitionTo dies on any other):
+//
+//   kCold     created and placed: GPUs, memory and quota are committed in ClusterState, nothing
+//             is loaded yet.                                    -> kLoading
+//   kLoading  container start + model load in progress (cold start; zero-length for instances
+//             that exist at t = 0). Holds its resources, serves nothing.
+//                                                               -> kWarm, kDraining (scaled in
+//                                                                  before it became warm)
+//   kWarm     serving: receives dispatched requests and executes batches / iterations.
+//                                                               -> kDraining
+//   kDraining receives nothing new; finishes its queue and the batch in progress.
+//                                                               -> kGone
+//   kGone     resources released (terminal).
+enum class InstanceState : uint8_t { kCold, kLoading, kWarm, kDraining, kGone };
+
+bool IsLegalTransition(InstanceState from, InstanceState to);
+absl::string_view StateName(InstanceState s);
+
+// One request as the engine tracks it. Token counts are 0 unless the workload carries them.
+struct Request {
+  absl::Time arrival;
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;
+};
+
+class Instance {
+ public:
+  Instance(common::InstanceId id, int function, std::vector<common::GpuId> gpus);
+
+  common::InstanceId id() const { return id_; }
+  int function() const { return function_; }
+  const std::vector<common::GpuId>& gpus() const { return gpus_; }
+  InstanceState state() const { return state_; }
+  // Moves to `to`; SLUICE_CHECK-fails when the transition is not listed above the enum.
+  void TransitionTo(InstanceState to);
+
+  // Deployed = counted by the horizontal scaler (loading or warm).
+  bool deployed() const {
+    return state_ == InstanceState::kLoading || state_ == InstanceState::kWarm;
+  }
+  // Requests dispatched here and not yet completed (waiting + executing).
+  int64_t outstanding() const {
+    return static_cast<int64_t>(queue.size() + batch.size());
+  }
+  bool executing() const { return executing_; }
+  void set_executing(bool e) { executing_ = e; }
+
+  // Dispatched requests waiting for a batch, oldest first.
+  std::deque<Request> queue;
+  // The batch in execution (empty when idle; training jobs leave it empty).
+  std::vector<Request> batch;
+  // Pending max-queue-delay timer (0 = none).
+  common::Env::TimerId batch_timer = 0;
+  // Pending end of the cold start (0 = none).
+  common::Env::TimerId load_timer = 0;
+  absl::Time placed_at;
+  absl::Time warm_at;
+
+ private:
+  common::InstanceId id_;
+  int function_;
+  std::vector<common::GpuId> gpus_;
+  InstanceState state_ = InstanceState::kCold;
+  bool executing_ = false;
+};
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_ENGINE_INSTANCE_H_

@@ -1,0 +1,269 @@
+// Instance lifecycle and horizontal scaling: placement (the policy chooses, the engine commits
+// to ClusterState and notifies the policy), cold starts (container start + parameter load from
+// storage, or from the node's host cache at PCIe bandwidth), warm-up, draining and release; the
+// periodic load samples that feed each function's HorizontalScaler and the reconciliation of the
+// deployed count with Desired().
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "sim/engine/engine.h"
+
+namespace sluice::sim {
+namespace {
+
+double Allocated(const core::GpuState& g) { return std::min(1.0, g.sum_request); }
+
+std::string GpuList(const std::vector<core::GpuId>& gpus) {
+  return absl::StrJoin(gpus, ",", [](std::string* out, core::GpuId g) {
+    absl::StrAppend(out, g.value());
+  });
+}
+
+}  // namespace
+
+void Engine::ReportCluster() {
+  cluster_metrics_.Update(env_.Now(), allocated_share_,
+                          static_cast<int>(cluster_.active_gpus().size()));
+}
+
+absl::Status Engine::PlaceInstance(int fn, bool initial) {
+  Function& f = fns_[fn];
+  const FunctionConfig& fc = *f.config;
+  const common::InstanceId iid(static_cast<int64_t>(instances_.size()));
+  core::InstanceDemand d;
+  d.function = f.traits.id;
+  d.instance = iid;
+  d.kind = f.traits.kind;
+  d.gpus = fc.training ? fc.training->workers : fc.gpus;
+  d.memory_per_gpu = fc.memory;
+  d.quota = f.quota;
+  d.same_node = fc.training ? fc.training->same_node : false;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus,
+                          policy_->placement().Place(d, cluster_));
+  std::vector<core::GpuId> sorted = gpus;
+  std::sort(sorted.begin(), sorted.end());
+  if (static_cast<int>(gpus.size()) != d.gpus ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
+                                            " returned ", gpus.size(), " GPUs (", GpuList(gpus),
+                                            ") for a demand of ", d.gpus, " distinct GPUs"));
+  }
+  double before = 0;
+  for (core::GpuId g : gpus) {
+    if (!g.valid() || g.value() >= cluster_.gpu_count()) {
+      return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
+                                              " returned unknown GPU ", g.value()));
+    }
+    before += Allocated(cluster_.gpu(g));
+  }
+  for (core::GpuId g : gpus) {
+    const core::Allocation a{iid, f.traits.id, g, fc.memory, f.quota};
+    if (absl::Status s = cluster_.Add(a); !s.ok()) {
+      for (const core::Allocation& r : cluster_.Remove(iid)) {
+        policy_->placement().OnRemoved(r, cluster_);
+      }
+      return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
+                                              " chose GPU ", g.value(), " for ", fc.name,
+                                              ", which cannot host it: ", s.message()));
+    }
+    policy_->placement().OnAdded(a, cluster_);
+  }
+  double after = 0;
+  for (core::GpuId g : gpus) after += Allocated(cluster_.gpu(g));
+  allocated_share_ += after - before;
+  ReportCluster();
+
+  const int32_t id = static_cast<int32_t>(iid.value());
+  instances_.push_back(std::make_unique<Instance>(iid, fn, gpus));
+  Instance& inst = *instances_.back();
+  shares_.Attach(id, gpus, f.quota);
+  vertical_->Register(id, f.traits.slo_sensitive,
+                      f.model->info.kind == core::FunctionKind::kLlmInference);
+  f.deployed.push_back(id);
+  inst.placed_at = env_.Now();
+  Log(fn, "place inst=", id, " gpus=", GpuList(gpus));
+  inst.TransitionTo(InstanceState::kLoading);
+  if (initial) {
+    BecomeWarm(id);
+    return absl::OkStatus();
+  }
+  bool hit = false;
+  const absl::Duration cold = ColdStartTime(f, gpus, &hit);
+  f.metrics.OnColdStart();
+  Log(fn, "cold_start inst=", id, absl::StrFormat(" load_s=%.6f", absl::ToDoubleSeconds(cold)),
+      " source=", hit ? "host_cache" : "storage");
+  inst.load_timer = env_.RunAfter(cold, [this, id] {
+    instances_[id]->load_timer = 0;
+    BecomeWarm(id);
+  });
+  return absl::OkStatus();
+}
+
+// Each node loads its share of the parameters (model shards: param_bytes x shards on the node /
+// shards; data-parallel training workers: a full copy each) at its storage bandwidth, or at PCIe
+// bandwidth when host_cache is on and the model was loaded on that node before. Nodes load in
+// parallel; the cold start ends with the slowest. Concurrent loads do not contend.
+absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
+                                     bool* host_cache_hit) const {
+  std::map<int64_t, int> per_node;
+  for (core::GpuId g : gpus) ++per_node[cluster_.gpu(g).node.value()];
+  const double params = static_cast<double>(f.model->info.param_bytes.count());
+  const bool training = f.is_training();
+  absl::Duration load = absl::ZeroDuration();
+  bool all_hit = true;
+  for (const auto& [node, count] : per_node) {
+    const core::NodeSpec& spec = cluster_.spec().nodes[node];
+    const bool hit = config_.cold_start.host_cache && host_cache_[node].contains(f.model);
+    all_hit = all_hit && hit;
+    const double bytes = training ? params * count : params * count / gpus.size();
+    const core::Bandwidth bw = hit ? spec.pcie_bandwidth : spec.storage_bandwidth;
+    load = std::max(load, bw.TimeFor(core::Bytes(std::llround(bytes))));
+  }
+  *host_cache_hit = all_hit;
+  return config_.cold_start.container_start + load;
+}
+
+void Engine::BecomeWarm(int32_t id) {
+  Instance& inst = *instances_[id];
+  const int fn = inst.function();
+  Function& f = fns_[fn];
+  inst.TransitionTo(InstanceState::kWarm);
+  inst.warm_at = env_.Now();
+  for (core::GpuId g : inst.gpus()) host_cache_[cluster_.gpu(g).node.value()].insert(f.model);
+  Log(fn, "warm inst=", id);
+  if (f.is_training()) {
+    StartIteration(inst);
+    return;
+  }
+  f.gateway.AddWarm(id, inst.outstanding());
+  FlushHeld(fn);
+}
+
+void Engine::Drain(int32_t id) {
+  Instance& inst = *instances_[id];
+  Function& f = fns_[inst.function()];
+  auto it = std::find(f.deployed.begin(), f.deployed.end(), id);
+  SLUICE_CHECK(it != f.deployed.end());
+  f.deployed.erase(it);
+  if (inst.state() == InstanceState::kLoading) {
+    env_.Cancel(inst.load_timer);
+    inst.load_timer = 0;
+  } else if (!f.is_training()) {
+    f.gateway.RemoveWarm(id, inst.outstanding());
+  }
+  inst.TransitionTo(InstanceState::kDraining);
+  Log(inst.function(), "drain inst=", id, " outstanding=", inst.outstanding());
+  if (!inst.executing() && inst.queue.empty()) {
+    Retire(id);
+  } else {
+    MaybeStartBatch(inst);
+  }
+}
+
+void Engine::Retire(int32_t id) {
+  Instance& inst = *instances_[id];
+  inst.TransitionTo(InstanceState::kGone);
+  if (inst.batch_timer != 0) env_.Cancel(inst.batch_timer);
+  inst.batch_timer = 0;
+  ReleaseResources(inst);
+  Log(inst.function(), "gone inst=", id);
+}
+
+void Engine::ReleaseResources(Instance& inst) {
+  const int32_t id = static_cast<int32_t>(inst.id().value());
+  shares_.Detach(id);
+  for (core::GpuId g : inst.gpus()) vertical_->OnDetached(g, id);
+  double before = 0;
+  for (core::GpuId g : inst.gpus()) before += Allocated(cluster_.gpu(g));
+  const std::vector<core::Allocation> released = cluster_.Remove(inst.id());
+  double after = 0;
+  for (core::GpuId g : inst.gpus()) after += Allocated(cluster_.gpu(g));
+  allocated_share_ += after - before;
+  for (const core::Allocation& a : released) policy_->placement().OnRemoved(a, cluster_);
+  ReportCluster();
+}
+
+void Engine::Sample() {
+  const absl::Time now = env_.Now();
+  const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
+  std::vector<int> counts(fns_.size(), 0);
+  std::vector<double> rps(fns_.size(), 0.0);
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    Function& f = fns_[i];
+    rps[i] = static_cast<double>(f.interval_arrivals) / interval_s;
+    f.interval_arrivals = 0;
+    if (f.is_training() || after_horizon_) continue;
+    core::LoadSample s;
+    s.at = now;
+    s.rps = rps[i];
+    s.instances = static_cast<int>(f.deployed.size());
+    s.capacity_rps_per_instance = f.traits.capacity_rps;
+    s.queued = static_cast<int>(f.gateway.held.size());
+    for (int32_t id : f.deployed) s.queued += static_cast<int>(instances_[id]->queue.size());
+    f.scaler->Observe(s);
+    Reconcile(static_cast<int>(i));
+    ScheduleWakeup(static_cast<int>(i));
+  }
+  for (size_t i = 0; i < fns_.size(); ++i) counts[i] = static_cast<int>(fns_[i].deployed.size());
+  cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps));
+  const absl::Time next = now + config_.sample_interval;
+  if (next <= horizon_) env_.RunAt(next, [this] { Sample(); });
+}
+
+void Engine::Reconcile(int fn) {
+  if (after_horizon_) return;
+  Function& f = fns_[fn];
+  const int desired = std::max(0, f.scaler->Desired(env_.Now()));
+  while (static_cast<int>(f.deployed.size()) < desired) {
+    absl::Status s = PlaceInstance(fn, /*initial=*/false);
+    if (absl::IsResourceExhausted(s)) {
+      Log(fn, "place_failed deployed=", f.deployed.size(), " desired=", desired);
+      break;
+    }
+    if (!s.ok()) {
+      Fail(std::move(s));
+      return;
+    }
+  }
+  while (static_cast<int>(f.deployed.size()) > desired) {
+    // Least-loaded first; among equals the newest (a still-loading instance goes before a warm
+    // one that already paid its cold start).
+    int32_t victim = f.deployed.front();
+    for (int32_t id : f.deployed) {
+      const int64_t load = instances_[id]->outstanding();
+      const int64_t best = instances_[victim]->outstanding();
+      if (load < best || (load == best && id > victim)) victim = id;
+    }
+    Drain(victim);
+  }
+}
+
+void Engine::ScheduleWakeup(int fn) {
+  Function& f = fns_[fn];
+  const absl::Time now = env_.Now();
+  const absl::Time t = f.scaler->NextWakeup();
+  if (f.wakeup != 0) env_.Cancel(f.wakeup);
+  f.wakeup = 0;
+  if (t == absl::InfiniteFuture() || t <= now || t >= horizon_) return;
+  f.wakeup = env_.RunAt(t, [this, fn] {
+    fns_[fn].wakeup = 0;
+    Reconcile(fn);
+    ScheduleWakeup(fn);
+  });
+}
+
+void Engine::OnHorizon() {
+  after_horizon_ = true;
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    Function& f = fns_[i];
+    if (f.wakeup != 0) env_.Cancel(f.wakeup);
+    f.wakeup = 0;
+    DropUnservable(static_cast<int>(i));
+  }
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,104 @@
+// Metric bookkeeping. Percentiles use the nearest-rank definition (the smallest value with at
+// least p of the sample at or below it), which needs no interpolation and matches exact counts.
+#include "sim/engine/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sluice::sim {
+
+void FunctionMetrics::OnCompletion(absl::Duration latency) {
+  const double ms = absl::ToDoubleMilliseconds(latency);
+  latency_ms_.push_back(ms);
+  sum_ms_ += ms;
+  if (latency > slo_) ++over_slo_;
+}
+
+double NearestRank(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double n = static_cast<double>(sorted.size());
+  int64_t rank = static_cast<int64_t>(std::ceil(p * n));
+  rank = std::clamp<int64_t>(rank, 1, static_cast<int64_t>(sorted.size()));
+  return sorted[rank - 1];
+}
+
+FunctionResult FunctionMetrics::Summarize(const std::string& name,
+                                          absl::Duration horizon) const {
+  FunctionResult r;
+  r.name = name;
+  r.requests = requests_;
+  r.completed = completed();
+  r.dropped = dropped_;
+  r.cold_starts = cold_starts_;
+  std::vector<double> sorted = latency_ms_;
+  std::sort(sorted.begin(), sorted.end());
+  r.p50_ms = NearestRank(sorted, 0.50);
+  r.p95_ms = NearestRank(sorted, 0.95);
+  r.p99_ms = NearestRank(sorted, 0.99);
+  r.mean_ms = sorted.empty() ? 0 : sum_ms_ / static_cast<double>(sorted.size());
+  r.svr = requests_ == 0 ? 0
+                         : static_cast<double>(over_slo_ + dropped_) /
+                               static_cast<double>(requests_);
+  const double horizon_s = absl::ToDoubleSeconds(horizon);
+  r.throughput_rps = horizon_s > 0 ? static_cast<double>(r.completed) / horizon_s : 0;
+  r.training_iters_per_s = iters_per_s_;
+  r.jct_s = jct_s_;
+  return r;
+}
+
+ClusterMetrics::ClusterMetrics(absl::Time start, absl::Duration horizon)
+    : start_(start), end_(start + horizon), last_(start) {}
+
+void ClusterMetrics::Integrate(absl::Time now) {
+  const absl::Time until = std::min(now, end_);
+  if (until > last_) {
+    const double dt = absl::ToDoubleSeconds(until - last_);
+    share_seconds_ += allocated_ * dt;
+    active_seconds_ += active_ * dt;
+    last_ = until;
+  }
+}
+
+void ClusterMetrics::Update(absl::Time now, double allocated_share, int active_gpus) {
+  Integrate(now);
+  allocated_ = allocated_share;
+  active_ = active_gpus;
+  if (now <= end_) peak_ = std::max(peak_, active_gpus);
+}
+
+void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
+                            const core::TargetWorkload& fgd_workload, std::vector<int> instances,
+                            std::vector<double> rps) {
+  const core::DiluFragmentation dilu = core::MeasureDilu(state);
+  double fgd = 0;
+  if (!fgd_workload.tasks.empty()) fgd = core::MeasureFgd(state, fgd_workload).ratio();
+  TimelineRow row;
+  row.t_s = absl::ToDoubleSeconds(now - start_);
+  row.active_gpus = static_cast<int>(state.active_gpus().size());
+  row.allocated_share = allocated_;
+  row.sm_fragmentation = dilu.sm();
+  row.mem_fragmentation = dilu.memory();
+  row.instances = std::move(instances);
+  row.rps = std::move(rps);
+  timeline_.push_back(std::move(row));
+  sm_frag_sum_ += dilu.sm();
+  mem_frag_sum_ += dilu.memory();
+  fgd_sum_ += fgd;
+  ++samples_;
+}
+
+void ClusterMetrics::Finish(RunResult& out) {
+  Integrate(end_);
+  const double horizon_s = absl::ToDoubleSeconds(end_ - start_);
+  out.gpu_seconds = share_seconds_;
+  out.peak_active_gpus = peak_;
+  out.mean_active_gpus = horizon_s > 0 ? active_seconds_ / horizon_s : 0;
+  const double n = samples_ > 0 ? static_cast<double>(samples_) : 1.0;
+  out.sm_fragmentation = sm_frag_sum_ / n;
+  out.mem_fragmentation = mem_frag_sum_ / n;
+  out.fgd_fragmentation = fgd_sum_ / n;
+  out.timeline = std::move(timeline_);
+}
+
+}  // namespace sluice::sim

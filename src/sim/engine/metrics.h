@@ -1,0 +1,102 @@
+// Metrics of one simulation run: per-function request latencies, SLO violations, drops, cold
+// starts and training progress (FunctionMetrics), and cluster-wide allocation integrals,
+// active-GPU counts, fragmentation and the per-interval timeline (ClusterMetrics). Filled by the
+// engine, turned into RunResult at the end. Not thread-safe.
+//
+// Definitions (also in src/sim/engine/README.md):
+//  - latency = completion - arrival; percentiles are exact nearest-rank over every completed
+//    request (the latencies are stored: 8 bytes per request, fine up to tens of millions);
+//  - SVR = (completed with latency > SLO + dropped) / arrivals;
+//  - throughput = completions / horizon;
+//  - GPU-seconds = integral over [0, horizon] of the sum over active GPUs of
+//    min(1, sum of SM quota.request of the allocations on that GPU) (a GPU is active while it
+//    hosts at least one allocation);
+//  - mean active GPUs = integral of the active count over [0, horizon] / horizon; peak = maximum
+//    reached at any time in [0, horizon];
+//  - fragmentation (Dilu §5.5 SM and memory, FGD ratio) = mean over the timeline samples.
+#ifndef SLUICE_SIM_ENGINE_METRICS_H_
+#define SLUICE_SIM_ENGINE_METRICS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/resource/cluster.h"
+#include "core/resource/fragmentation.h"
+#include "sim/engine/sim_config.h"
+
+namespace sluice::sim {
+
+class FunctionMetrics {
+ public:
+  explicit FunctionMetrics(absl::Duration slo = absl::InfiniteDuration()) : slo_(slo) {}
+
+  void OnArrival() { ++requests_; }
+  void OnCompletion(absl::Duration latency);
+  void OnDrop(int64_t n) { dropped_ += n; }
+  void OnColdStart() { ++cold_starts_; }
+  void SetTraining(double iters_per_s, double jct_s) {
+    iters_per_s_ = iters_per_s;
+    jct_s_ = jct_s;
+  }
+
+  int64_t requests() const { return requests_; }
+  int64_t completed() const { return static_cast<int64_t>(latency_ms_.size()); }
+  int64_t cold_starts() const { return cold_starts_; }
+
+  // Summary over the run; `horizon` is the throughput denominator. Sorts a copy of the latencies.
+  FunctionResult Summarize(const std::string& name, absl::Duration horizon) const;
+
+ private:
+  absl::Duration slo_;
+  int64_t requests_ = 0;
+  int64_t dropped_ = 0;
+  int64_t over_slo_ = 0;
+  int64_t cold_starts_ = 0;
+  double sum_ms_ = 0;
+  double iters_per_s_ = 0;
+  double jct_s_ = 0;
+  std::vector<double> latency_ms_;
+};
+
+// Nearest-rank percentile (p in (0, 1]) of sorted values; 0 for an empty vector.
+double NearestRank(const std::vector<double>& sorted, double p);
+
+class ClusterMetrics {
+ public:
+  // Integrals cover [start, start + horizon].
+  ClusterMetrics(absl::Time start, absl::Duration horizon);
+
+  // Reports the cluster's totals right after a change at `now` (allocated share = sum over
+  // active GPUs of min(1, sum of requests)); the previous totals are integrated up to `now`.
+  void Update(absl::Time now, double allocated_share, int active_gpus);
+  // Appends a timeline row for `now` and folds the fragmentation measures into the averages.
+  // `fgd_workload` may be empty (no FGD measure).
+  void Sample(absl::Time now, const core::ClusterState& state,
+              const core::TargetWorkload& fgd_workload, std::vector<int> instances,
+              std::vector<double> rps);
+  // Integrates up to the end of the window and writes the cluster fields of `out`.
+  void Finish(RunResult& out);
+
+ private:
+  void Integrate(absl::Time now);
+
+  absl::Time start_;
+  absl::Time end_;
+  absl::Time last_;
+  double allocated_ = 0;
+  int active_ = 0;
+  int peak_ = 0;
+  double share_seconds_ = 0;
+  double active_seconds_ = 0;
+  double sm_frag_sum_ = 0;
+  double mem_frag_sum_ = 0;
+  double fgd_sum_ = 0;
+  int64_t samples_ = 0;
+  std::vector<TimelineRow> timeline_;
+};
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_ENGINE_METRICS_H_

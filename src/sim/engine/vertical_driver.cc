@@ -1,0 +1,87 @@
+// Vertical controller ticks. The first tick of a GPU happens one period after it starts
+// qualifying; a tick that finds no work in the period just ended and nobody busy stops the
+// ticking (the next OnWorkStarted restarts it), which keeps the event count proportional to the
+// busy co-located GPUs rather than to the cluster size.
+#include "sim/engine/vertical_driver.h"
+
+#include <cmath>
+
+#include "common/status.h"
+
+namespace sluice::sim {
+
+VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuShareModel& shares,
+                               const core::ClusterState& cluster)
+    : env_(env), policy_(policy), shares_(shares), cluster_(cluster),
+      gpus_(cluster.gpu_count()) {}
+
+void VerticalDriver::Register(int32_t instance, bool slo_sensitive, bool llm) {
+  if (static_cast<size_t>(instance) >= flags_.size()) flags_.resize(instance + 1, 0);
+  flags_[instance] = static_cast<uint8_t>((slo_sensitive ? 1 : 0) | (llm ? 2 : 0));
+}
+
+void VerticalDriver::OnWorkStarted(core::GpuId gpu) {
+  GpuTicker& t = gpus_[gpu.value()];
+  if (t.ticking || t.static_shares) return;
+  if (shares_.residents(gpu).size() < 2) return;
+  if (t.controller == nullptr) {
+    t.controller = policy_.MakeVerticalController(gpu);
+    SLUICE_CHECK(t.controller != nullptr);
+    if (t.controller->period() == absl::InfiniteDuration()) {
+      t.static_shares = true;
+      return;
+    }
+  }
+  t.ticking = true;
+  for (int32_t id : shares_.residents(gpu)) shares_.TakeUsedShareSeconds(gpu, id);  // new window
+  env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
+}
+
+void VerticalDriver::Tick(core::GpuId gpu) {
+  GpuTicker& t = gpus_[gpu.value()];
+  ++ticks_;
+  const auto residents = shares_.residents(gpu);
+  if (residents.size() < 2) {
+    StopTicking(gpu);
+    return;
+  }
+  const double period_s = absl::ToDoubleSeconds(t.controller->period());
+  const int64_t max_tokens = cluster_.gpu(gpu).spec.sm_count * kBlocksPerSmPerPeriod;
+  activity_.clear();
+  bool any_work = shares_.busy_count(gpu) > 0;
+  for (int32_t id : residents) {
+    const double used = shares_.TakeUsedShareSeconds(gpu, id);
+    any_work = any_work || used > 0;
+    core::InstanceActivity a;
+    a.instance = common::InstanceId(id);
+    a.quota = shares_.quota(id);
+    a.slo_sensitive = (flags_[id] & 1) != 0;
+    a.llm = (flags_[id] & 2) != 0;
+    a.blocks_launched = std::llround(used / period_s * static_cast<double>(max_tokens));
+    activity_.push_back(a);
+  }
+  if (!any_work) {
+    StopTicking(gpu);
+    return;
+  }
+  tokens_.assign(activity_.size(), 0);
+  t.controller->Issue(env_.Now(), max_tokens, activity_, tokens_);
+  caps_.resize(tokens_.size());
+  for (size_t k = 0; k < tokens_.size(); ++k) {
+    caps_[k] = static_cast<double>(tokens_[k]) / static_cast<double>(max_tokens);
+  }
+  shares_.SetCaps(gpu, caps_);
+  env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
+}
+
+void VerticalDriver::StopTicking(core::GpuId gpu) {
+  gpus_[gpu.value()].ticking = false;
+  shares_.ResetCaps(gpu);
+}
+
+void VerticalDriver::OnDetached(core::GpuId gpu, int32_t instance) {
+  GpuTicker& t = gpus_[gpu.value()];
+  if (t.controller != nullptr) t.controller->Forget(common::InstanceId(instance));
+}
+
+}  // namespace sluice::sim
