@@ -29,7 +29,8 @@ struct TableOptions {
 //     least-squares fit (pool adjacent violators) along share and along quota, then cumulative
 //     maxima so the grid is non-decreasing in batch and non-increasing in share and quota.
 //     A grid that is already monotone is left unchanged.
-// Evaluation: trilinear in (log batch, share, quota) between grid points, exact at grid points.
+// Evaluation: trilinear in (log batch, share, quota) between grid points, exact at grid points;
+// monotone like the grid up to floating-point rounding (about 1e-15 relative in flat regions).
 // Outside the grid: quota and share above the largest are clamped; batch below the smallest is
 // clamped; batch above the largest scales as t(b_max) * b / b_max (throughput stays at its
 // saturated value); share below the smallest scales as t(s_min) * s_min / s (compute bound).
