@@ -74,7 +74,51 @@ int Bucket(double free_share) {
   return static_cast<int>(std::floor(free_share * 1000 + 1e-6));
 }
 
-// One random stream against `p`; share < 0 means exclusive semantics.
+double UsedShare(const GpuState& g, ShareBasis basis) {
+  return basis == ShareBasis::kLimit ? g.sum_limit : g.sum_request;
+}
+
+// Checks a successful placement of `d` before it is committed: right count, distinct GPUs, each
+// fits, one node when asked, and (single-GPU shares) best fit among active GPUs.
+void CheckPlaced(const ClusterState& c, const InstanceDemand& d, const std::vector<GpuId>& got,
+                 const std::vector<GpuId>& fitting, ShareBasis basis, bool exclusive) {
+  ASSERT_EQ(static_cast<int>(got.size()), d.gpus);
+  ASSERT_EQ(std::set<GpuId>(got.begin(), got.end()).size(), got.size());
+  std::set<int64_t> nodes;
+  for (GpuId g : got) {
+    ASSERT_TRUE(std::find(fitting.begin(), fitting.end(), g) != fitting.end())
+        << "GPU " << g << " does not fit";
+    nodes.insert(c.gpu(g).node.value());
+  }
+  if (d.same_node) {
+    ASSERT_EQ(nodes.size(), 1u);
+  }
+  if (exclusive || d.gpus != 1)
+    return;
+  const GpuState& chosen = c.gpu(got[0]);
+  for (GpuId g : fitting) {
+    const GpuState& o = c.gpu(g);
+    if (!o.active())
+      continue;
+    ASSERT_TRUE(chosen.active()) << "empty GPU chosen while active GPU " << g << " fits";
+    ASSERT_LE(Bucket(1 - UsedShare(chosen, basis)), Bucket(1 - UsedShare(o, basis)))
+        << "not best fit vs GPU " << g;
+  }
+}
+
+// After every step: no GPU over memory; exclusive GPUs hold one instance; shares sum to <= 1.
+void CheckCluster(const ClusterState& c, ShareBasis basis, bool exclusive) {
+  for (const GpuState& g : c.gpus()) {
+    ASSERT_LE(g.memory_used, g.spec.memory);
+    if (exclusive) {
+      ASSERT_LE(g.allocations.size(), 1u);
+    } else {
+      ASSERT_LE(UsedShare(g, basis), 1 + kEps) << "GPU " << g.id << " over-committed";
+    }
+  }
+}
+
+// One random stream of adds (70 %) and removes (30 %) against `p`.
 void RunStream(uint32_t seed, PlacementPolicy& p, ShareBasis basis, bool exclusive,
                const std::function<absl::Status(const ClusterState&)>& check_index) {
   SCOPED_TRACE(testing::Message() << "seed=" << seed << " policy=" << p.name());
@@ -82,6 +126,7 @@ void RunStream(uint32_t seed, PlacementPolicy& p, ShareBasis basis, bool exclusi
   ClusterState c(RandomCluster(rng));
   std::vector<InstanceId> live;
   for (int step = 0; step < 300; ++step) {
+    SCOPED_TRACE(testing::Message() << "step=" << step);
     if (!live.empty() && rng() % 10 < 3) {
       const size_t i = rng() % live.size();
       RemoveAndNotify(p, c, live[i]);
@@ -96,53 +141,25 @@ void RunStream(uint32_t seed, PlacementPolicy& p, ShareBasis basis, bool exclusi
       absl::StatusOr<std::vector<GpuId>> got = p.Place(d, c);
       if (!got.ok()) {
         ASSERT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted) << got.status();
-        ASSERT_FALSE(FeasibleBruteForce(c, d, fitting)) << "step " << step << ": missed a fit";
+        ASSERT_FALSE(FeasibleBruteForce(c, d, fitting)) << "missed a feasible placement";
         continue;
       }
-      ASSERT_EQ(static_cast<int>(got->size()), d.gpus);
-      std::set<GpuId> distinct(got->begin(), got->end());
-      ASSERT_EQ(distinct.size(), got->size());
-      std::set<int64_t> nodes;
+      CheckPlaced(c, d, *got, fitting, basis, exclusive);
+      if (::testing::Test::HasFatalFailure())
+        return;
+      const SmQuota quota = exclusive ? SmQuota{1, 1} : d.quota;
       for (GpuId g : *got) {
-        ASSERT_TRUE(std::find(fitting.begin(), fitting.end(), g) != fitting.end())
-            << "step " << step << ": GPU " << g << " does not fit";
-        nodes.insert(c.gpu(g).node.value());
-      }
-      if (d.same_node) {
-        ASSERT_EQ(nodes.size(), 1u);
-      }
-      if (!exclusive && d.gpus == 1) {  // best fit among active GPUs
-        const GpuState& chosen = c.gpu((*got)[0]);
-        for (GpuId g : fitting) {
-          const GpuState& o = c.gpu(g);
-          if (!o.active())
-            continue;
-          ASSERT_TRUE(chosen.active()) << "empty GPU chosen while active GPU " << g << " fits";
-          const double used_c = basis == ShareBasis::kLimit ? chosen.sum_limit : chosen.sum_request;
-          const double used_o = basis == ShareBasis::kLimit ? o.sum_limit : o.sum_request;
-          ASSERT_LE(Bucket(1 - used_c), Bucket(1 - used_o)) << "not best fit vs GPU " << g;
-        }
-      }
-      for (GpuId g : *got) {
-        const Allocation a{d.instance, d.function, g, d.memory_per_gpu,
-                           exclusive ? SmQuota{1, 1} : d.quota};
+        const Allocation a{d.instance, d.function, g, d.memory_per_gpu, quota};
         ASSERT_TRUE(c.Add(a).ok());
         p.OnAdded(a, c);
       }
       live.push_back(d.instance);
     }
-    for (const GpuState& g : c.gpus()) {
-      ASSERT_LE(g.memory_used, g.spec.memory);
-      if (exclusive) {
-        ASSERT_LE(g.allocations.size(), 1u);
-      }
-      const double used = basis == ShareBasis::kLimit ? g.sum_limit : g.sum_request;
-      if (!exclusive) {
-        ASSERT_LE(used, 1 + kEps) << "GPU " << g.id << " over-committed";
-      }
-    }
+    CheckCluster(c, basis, exclusive);
+    if (::testing::Test::HasFatalFailure())
+      return;
     const absl::Status idx = check_index(c);
-    ASSERT_TRUE(idx.ok()) << "step " << step << ": " << idx;
+    ASSERT_TRUE(idx.ok()) << idx;
   }
 }
 
