@@ -9,7 +9,8 @@ namespace {
 constexpr double kMinShare = 0.01;
 
 double ClampShare(double x) {
-  if (!(x >= kMinShare)) return kMinShare;  // also catches NaN
+  if (!(x >= kMinShare))
+    return kMinShare;  // also catches NaN
   return std::min(x, 1.0);
 }
 
@@ -34,13 +35,15 @@ AnalyticLatencyModel::AnalyticLatencyModel(const AnalyticParams& params) : param
 }
 
 double AnalyticLatencyModel::TSat(int batch) const {
-  if (batch <= kCachedBatches) return t_sat_[batch];
+  if (batch <= kCachedBatches)
+    return t_sat_[batch];
   const SpatialParams& sp = params_.spatial;
   return sp.t0_s + sp.t1_s * std::pow(batch, sp.gamma);
 }
 
 double AnalyticLatencyModel::SSat(int batch) const {
-  if (batch <= kCachedBatches) return s_sat_pa_[batch];
+  if (batch <= kCachedBatches)
+    return s_sat_pa_[batch];
   const SpatialParams& sp = params_.spatial;
   return std::pow(sp.s0 * std::pow(batch, sp.beta), sp.p * sp.alpha);
 }
@@ -56,12 +59,13 @@ double AnalyticLatencyModel::Spatial(int batch, double sm_share) const {
 double AnalyticLatencyModel::LatencySeconds(int batch, double sm_share, double time_quota) const {
   double t = Spatial(batch, ClampShare(sm_share));
   double q = ClampShare(time_quota);
-  if (q >= 1.0) return t;
+  if (q >= 1.0)
+    return t;
   const QuotaParams& qp = params_.quota;
   double w = window_s_ * std::pow(1.0 / q - 1.0, qp.eta);
-  // Scale before the r-th powers so that large r cannot overflow.
-  double m = std::max(t, w);
-  return m * std::pow(std::pow(t / m, qp.r) + std::pow(w / m, qp.r), 1.0 / qp.r);
+  // (t^r + w^r)^(1/r) = hi * (1 + (lo/hi)^r)^(1/r): no overflow for large r, one pow fewer.
+  double hi = std::max(t, w), lo = std::min(t, w);
+  return hi * std::pow(1.0 + std::pow(lo / hi, qp.r), 1.0 / qp.r);
 }
 
 absl::Duration AnalyticLatencyModel::BatchLatency(int batch, double sm_share,
@@ -75,7 +79,8 @@ absl::Duration AnalyticLatencyModel::IterationTime(double sm_share) const {
 }
 
 absl::Duration AnalyticLatencyModel::PrefillLatency(int prompt_tokens, double sm_share) const {
-  if (params_.prefill_per_token_s <= 0) return absl::ZeroDuration();
+  if (params_.prefill_per_token_s <= 0)
+    return absl::ZeroDuration();
   double s = ClampShare(sm_share);
   double tokens = std::max(prompt_tokens, 0);
   return absl::Seconds(Spatial(1, s) + tokens * params_.prefill_per_token_s / s);

@@ -31,7 +31,8 @@ struct SpatialParams {
 //   w(q)       = W * (1/q - 1)^eta,   W = omega * t_ref^delta  (seconds; t_ref = t(1, 1) in s)
 //   t(b, s, q) = (t(b, s)^r + w(q)^r)^(1/r)
 // i.e. a smoothed max of the unsliced latency and a window term that depends on the model (via
-// its batch-1 full-GPU latency) but not on batch or share. At q = 1, w = 0 and t(b, s, 1) = t(b, s).
+// its batch-1 full-GPU latency) but not on batch or share. At q = 1, w = 0 and t(b, s, 1) = t(b,
+// s).
 struct QuotaParams {
   double omega = 1.0;
   double delta = 1.0;

@@ -2,28 +2,29 @@
 // printed values here; docs/perf-model.md records the run. Model sizes are public parameter counts
 // times bytes per parameter (fp32 for the CNNs/encoders/GPT-2 as Dilu serves them, fp16 for LLMs).
 #include "core/perf/builtin_models.h"
-#include "common/status.h"
 
 #include <memory>
+
+#include "common/status.h"
 
 namespace sluice::core {
 namespace {
 
 // {t0_s, t1_s, gamma, s0, beta, alpha, p}; see SpatialParams. Fitted to Dilu's bs_sm tables.
-constexpr SpatialParams kResnet152 = {0.019624, 0.000799807, 0.84904, 0.133732, 0.439877,
-                                      0.886541, 5.37641};
-constexpr SpatialParams kBertBase = {0.00963508, 0.00621957, 0.987949, 0.0921657, 0.163615,
-                                     0.619712, 15.2733};
-constexpr SpatialParams kRobertaLarge = {0.0159477, 0.0044949, 0.609818, 0.166587, 0.712783,
-                                         0.885917, 7.44196};
-constexpr SpatialParams kGpt2Large = {0.0227563, 0.00635949, 0.431732, 0.119545, 1.02161,
-                                      0.740554, 3.5394};
-constexpr SpatialParams kLlama2_7b = {0.0181529, 0.00952851, 0.252748, 0.259239, 0.136484,
-                                      1.17234, 1.70037};
+constexpr SpatialParams kResnet152 = {0.019624, 0.000799807, 0.84904, 0.133732,
+                                      0.439877, 0.886541,    5.37641};
+constexpr SpatialParams kBertBase = {0.00963508, 0.00621957, 0.987949, 0.0921657,
+                                     0.163615,   0.619712,   15.2733};
+constexpr SpatialParams kRobertaLarge = {0.0159477, 0.0044949, 0.609818, 0.166587,
+                                         0.712783,  0.885917,  7.44196};
+constexpr SpatialParams kGpt2Large = {0.0227563, 0.00635949, 0.431732, 0.119545,
+                                      1.02161,   0.740554,   3.5394};
+constexpr SpatialParams kLlama2_7b = {0.0181529, 0.00952851, 0.252748, 0.259239,
+                                      0.136484,  1.17234,    1.70037};
 // vgg19 has no Dilu table: fitted on the gpulet re-implementation's vgg19 rows (its own GPU),
 // then moved to Dilu's GPU with kGpuletToDiluTimeScale.
-constexpr SpatialParams kVgg19Gpulet = {0.000671069, 0.000448339, 0.868695, 0.727755, 0.180241,
-                                        1.11791, 1.11474};
+constexpr SpatialParams kVgg19Gpulet = {0.000671069, 0.000448339, 0.868695, 0.727755,
+                                        0.180241,    1.11791,     1.11474};
 // {omega, delta, eta, r}; see QuotaParams. Global: fitted on all 69 RaPP models, used for models
 // RaPP did not profile. resnet152 and vgg19: fitted on their own RaPP rows with delta = 1, so the
 // window scales with the model's own latency on Dilu's GPU.
@@ -37,7 +38,9 @@ constexpr double kChatglmOverLlama = 6.24 / 6.74;
 
 AnalyticParams Params(const SpatialParams& sp, int training_batch,
                       const QuotaParams& quota = kQuotaGlobal, double prefill = 0) {
-  return AnalyticParams{.spatial = sp, .quota = quota, .prefill_per_token_s = prefill,
+  return AnalyticParams{.spatial = sp,
+                        .quota = quota,
+                        .prefill_per_token_s = prefill,
                         .training_batch = training_batch};
 }
 

@@ -18,7 +18,8 @@ struct Simplex {
 // x = a + t * (a - b)
 std::vector<double> Along(const std::vector<double>& a, const std::vector<double>& b, double t) {
   std::vector<double> r(a.size());
-  for (size_t i = 0; i < a.size(); ++i) r[i] = a[i] + t * (a[i] - b[i]);
+  for (size_t i = 0; i < a.size(); ++i)
+    r[i] = a[i] + t * (a[i] - b[i]);
   return r;
 }
 
@@ -45,7 +46,8 @@ void Step(const Fn& f, Simplex& s, int& evals) {
   const size_t n = s.x.size() - 1;
   std::vector<double> centroid(n, 0.0);
   for (size_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < n; ++j) centroid[j] += s.x[i][j] / static_cast<double>(n);
+    for (size_t j = 0; j < n; ++j)
+      centroid[j] += s.x[i][j] / static_cast<double>(n);
   }
   std::vector<double> xr = Along(centroid, s.x[n], 1.0);
   double fr = Eval(f, xr, evals);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+
 #include "core/perf/nelder_mead.h"
 
 namespace sluice::core {
@@ -23,15 +24,18 @@ void Add(FitError& e, double ape) {
 }
 
 void Finish(FitError& e) {
-  if (e.points > 0) e.mape /= e.points;
+  if (e.points > 0)
+    e.mape /= e.points;
 }
 
 // log(1 + exp(z)) without overflow.
-double Softplus(double z) { return z > 30 ? z : std::log1p(std::exp(z)); }
+double Softplus(double z) {
+  return z > 30 ? z : std::log1p(std::exp(z));
+}
 
 // Parameter vector of FitSpatial: log t0, log t1, gamma, log s0, beta, log alpha, log p.
 SpatialParams FromVector(std::span<const double> x) {
-  return SpatialParams{std::exp(x[0]), std::exp(x[1]), x[2], std::exp(x[3]),
+  return SpatialParams{std::exp(x[0]), std::exp(x[1]), x[2],          std::exp(x[3]),
                        x[4],           std::exp(x[5]), std::exp(x[6])};
 }
 
@@ -70,16 +74,19 @@ std::vector<QuotaRow> QuotaRows(std::span<const ProfilePoint> points) {
   };
   absl::flat_hash_map<Key, double> base;
   for (const ProfilePoint& p : points) {
-    if (p.time_quota >= 1.0) base[key(p)] = p.latency_s;
+    if (p.time_quota >= 1.0)
+      base[key(p)] = p.latency_s;
   }
   std::vector<QuotaRow> rows;
   for (const ProfilePoint& p : points) {
-    if (p.time_quota >= 1.0) continue;
+    if (p.time_quota >= 1.0)
+      continue;
     auto b = base.find(key(p));
     auto ref = base.find(Key{p.model, 1, 100});
-    if (b == base.end() || ref == base.end()) continue;
-    rows.push_back({std::log(b->second), std::log(ref->second),
-                    std::log(1.0 / p.time_quota - 1.0), std::log(p.latency_s), p.latency_s});
+    if (b == base.end() || ref == base.end())
+      continue;
+    rows.push_back({std::log(b->second), std::log(ref->second), std::log(1.0 / p.time_quota - 1.0),
+                    std::log(p.latency_s), p.latency_s});
   }
   return rows;
 }
@@ -112,24 +119,34 @@ absl::StatusOr<SpatialParams> FitSpatial(std::span<const ProfilePoint> points) {
   double t_lo = INFINITY, t_hi = 0;
   int b_hi = 1;
   for (const ProfilePoint& p : points) {
-    if (p.time_quota < 1.0) continue;
+    if (p.time_quota < 1.0)
+      continue;
     pts.push_back({std::log(p.batch), std::log(p.sm_share), std::log(p.latency_s)});
     t_lo = std::min(t_lo, p.latency_s);
     t_hi = std::max(t_hi, p.latency_s);
     b_hi = std::max(b_hi, p.batch);
   }
-  if (pts.size() < 8) return absl::InvalidArgumentError("FitSpatial: fewer than 8 points");
-  auto f = [&pts](std::span<const double> x) { return SpatialObjective(x, pts); };
+  if (pts.size() < 8)
+    return absl::InvalidArgumentError("FitSpatial: fewer than 8 points");
+  auto f = [&pts](std::span<const double> x) {
+    return SpatialObjective(x, pts);
+  };
   const std::vector<double> step = {0.3, 0.5, 0.2, 0.5, 0.2, 0.3, 0.3};
   NelderMeadResult best;
   best.value = INFINITY;
   for (double s0 : {0.05, 0.2, 0.6}) {
     for (double gamma : {0.6, 1.0}) {
       for (double alpha : {0.5, 1.0}) {
-        std::vector<double> x0 = {std::log(0.8 * t_lo), std::log(std::max(t_hi / b_hi, 1e-6)),
-                                  gamma, std::log(s0), 0.5, std::log(alpha), std::log(4.0)};
+        std::vector<double> x0 = {std::log(0.8 * t_lo),
+                                  std::log(std::max(t_hi / b_hi, 1e-6)),
+                                  gamma,
+                                  std::log(s0),
+                                  0.5,
+                                  std::log(alpha),
+                                  std::log(4.0)};
         NelderMeadResult r = NelderMead(f, x0, step, {.max_evaluations = 6000});
-        if (r.value < best.value) best = std::move(r);
+        if (r.value < best.value)
+          best = std::move(r);
       }
     }
   }
@@ -139,11 +156,14 @@ absl::StatusOr<SpatialParams> FitSpatial(std::span<const ProfilePoint> points) {
 absl::StatusOr<QuotaFit> FitQuota(std::span<const ProfilePoint> points,
                                   std::optional<double> fixed_delta) {
   std::vector<QuotaRow> rows = QuotaRows(points);
-  if (rows.size() < 8) return absl::InvalidArgumentError("FitQuota: fewer than 8 usable rows");
+  if (rows.size() < 8)
+    return absl::InvalidArgumentError("FitQuota: fewer than 8 usable rows");
   auto f = [&rows, fixed_delta](std::span<const double> x) {
-    if (x[1] < 0 || x[1] > 4 || x[3] > std::log(50.0)) return double{INFINITY};
+    if (x[1] < 0 || x[1] > 4 || x[3] > std::log(50.0))
+      return double{INFINITY};
     QuotaParams qp = QuotaFromVector(x);
-    if (fixed_delta) qp.delta = *fixed_delta;
+    if (fixed_delta)
+      qp.delta = *fixed_delta;
     double sum = 0;
     for (const QuotaRow& row : rows) {
       double d = LogQuota(qp, row) - row.log_t;
@@ -151,14 +171,14 @@ absl::StatusOr<QuotaFit> FitQuota(std::span<const ProfilePoint> points,
     }
     return sum;
   };
-  std::vector<double> x0 = {std::log(1.0), fixed_delta.value_or(1.0), std::log(1.0),
-                            std::log(4.0)};
+  std::vector<double> x0 = {std::log(1.0), fixed_delta.value_or(1.0), std::log(1.0), std::log(4.0)};
   // A zero step keeps a fixed delta out of the simplex.
   std::vector<double> step = {0.5, fixed_delta ? 0.0 : 0.3, 0.3, 0.5};
   NelderMeadResult r = NelderMead(f, x0, step, {.max_evaluations = 3000, .restarts = 2});
   QuotaFit fit;
   fit.params = QuotaFromVector(r.x);
-  if (fixed_delta) fit.params.delta = *fixed_delta;
+  if (fixed_delta)
+    fit.params.delta = *fixed_delta;
   fit.error = MeasureQuotaFit(fit.params, points);
   return fit;
 }
@@ -192,7 +212,8 @@ absl::StatusOr<KappaFit> FitInterferenceKappa(std::span<const ProfilePoint> solo
     }
     matches.push_back({it->second, p.latency_s, std::clamp(1.0 - p.share_a, 0.0, 1.0)});
   }
-  if (matches.empty()) return absl::NotFoundError("no co-located row has a solo measurement");
+  if (matches.empty())
+    return absl::NotFoundError("no co-located row has a solo measurement");
   double sxy = 0, sxx = 0, slow = 0;
   for (const Match& m : matches) {
     sxy += m.share * (m.co / m.solo - 1.0);
@@ -201,7 +222,8 @@ absl::StatusOr<KappaFit> FitInterferenceKappa(std::span<const ProfilePoint> solo
   }
   fit.kappa = sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
   fit.mean_slowdown = slow / matches.size();
-  for (const Match& m : matches) Add(fit.error, Ape(m.solo * (1 + fit.kappa * m.share), m.co));
+  for (const Match& m : matches)
+    Add(fit.error, Ape(m.solo * (1 + fit.kappa * m.share), m.co));
   Finish(fit.error);
   return fit;
 }
@@ -210,7 +232,8 @@ absl::StatusOr<double> FitPrefillPerToken(std::span<const VidurLayerTime> rows, 
                                           int min_tokens) {
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const VidurLayerTime& r : rows) {
-    if (r.tensor_parallel != 1 || r.num_tokens < min_tokens) continue;
+    if (r.tensor_parallel != 1 || r.num_tokens < min_tokens)
+      continue;
     double x = r.num_tokens, y = layers * r.layer_time_s;
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "absl/status/statusor.h"
+
 #include "core/perf/analytic_latency_model.h"
 #include "core/perf/profile_parsers.h"
 

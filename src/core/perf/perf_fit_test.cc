@@ -7,10 +7,11 @@
 #include <sstream>
 #include <string>
 
+#include "gtest/gtest.h"
+
 #include "core/perf/builtin_models.h"
 #include "core/perf/nelder_mead.h"
 #include "core/perf/table_latency_model.h"
-#include "gtest/gtest.h"
 
 namespace sluice::core {
 namespace {
@@ -25,7 +26,9 @@ TEST(NelderMeadTest, MinimisesRosenbrock) {
 }
 
 TEST(NelderMeadTest, ZeroStepHoldsCoordinate) {
-  auto f = [](std::span<const double> x) { return std::pow(x[0] - 3, 2) + std::pow(x[1] - 5, 2); };
+  auto f = [](std::span<const double> x) {
+    return std::pow(x[0] - 3, 2) + std::pow(x[1] - 5, 2);
+  };
   NelderMeadResult r = NelderMead(f, {0.0, 1.0}, {1.0, 0.0});
   EXPECT_NEAR(r.x[0], 3.0, 1e-5);
   EXPECT_EQ(r.x[1], 1.0);
@@ -64,7 +67,8 @@ TEST(PerfFitTest, FitQuotaRecoversSyntheticModel) {
   truth.spatial = {0.02, 0.001, 0.9, 0.15, 0.45, 0.9, 5.0};
   truth.quota = {1.5, 1.0, 1.1, 2.0};
   std::vector<ProfilePoint> pts = Synthetic(truth, true);
-  for (ProfilePoint& p : pts) p.sm_share = std::round(p.sm_share * 100) / 100;
+  for (ProfilePoint& p : pts)
+    p.sm_share = std::round(p.sm_share * 100) / 100;
   auto q = FitQuota(pts, 1.0);
   ASSERT_TRUE(q.ok()) << q.status();
   EXPECT_EQ(q->params.delta, 1.0);
@@ -88,7 +92,8 @@ TEST(PerfFitTest, KappaIsTheLeastSquaresSlope) {
 
 TEST(PerfFitTest, PrefillSlope) {
   std::vector<VidurLayerTime> rows;
-  for (int n : {256, 512, 1024, 2048}) rows.push_back({n, 1, 1e-4 + 2e-6 * n});
+  for (int n : {256, 512, 1024, 2048})
+    rows.push_back({n, 1, 1e-4 + 2e-6 * n});
   rows.push_back({4096, 2, 1.0});  // tensor parallel rows are ignored
   auto c = FitPrefillPerToken(rows, 32);
   ASSERT_TRUE(c.ok());
@@ -108,7 +113,8 @@ std::optional<std::string> ReadData(const std::string& relative) {
     dir = "../shared/data";
   }
   std::ifstream in(dir + "/" + relative, std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in)
+    return std::nullopt;
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -117,7 +123,8 @@ std::optional<std::string> ReadData(const std::string& relative) {
 std::vector<ProfilePoint> Dilu(const std::string& file, const std::string& model) {
   std::string path = "dilu-artifacts/profiles_bs_sm/" + file;
   std::optional<std::string> text = ReadData(path);
-  if (!text) return {};
+  if (!text)
+    return {};
   auto pts = ParseDiluProfile(*text, path, model);
   EXPECT_TRUE(pts.ok()) << pts.status();
   return pts.ok() ? *pts : std::vector<ProfilePoint>{};
@@ -140,7 +147,8 @@ TEST(PerfFitDataTest, BuiltInMatchesDiluTables) {
   auto pm = PerfModel::BuiltIn();
   for (const Bound& b : bounds) {
     std::vector<ProfilePoint> pts = Dilu(b.file, b.model);
-    if (pts.empty()) GTEST_SKIP() << "shared data not found";
+    if (pts.empty())
+      GTEST_SKIP() << "shared data not found";
     FitError e = MeasureFit(*(*pm->Find(b.model))->latency, pts);
     EXPECT_EQ(e.points, 60) << b.model;
     EXPECT_LT(e.mape, b.mape) << b.model;
@@ -150,7 +158,8 @@ TEST(PerfFitDataTest, BuiltInMatchesDiluTables) {
 
 TEST(PerfFitDataTest, RefitReproducesShippedAccuracy) {
   std::vector<ProfilePoint> pts = Dilu("bs_sm_roberta_large.csv", "roberta-large");
-  if (pts.empty()) GTEST_SKIP() << "shared data not found";
+  if (pts.empty())
+    GTEST_SKIP() << "shared data not found";
   auto sp = FitSpatial(pts);
   ASSERT_TRUE(sp.ok());
   AnalyticParams p;
@@ -160,7 +169,8 @@ TEST(PerfFitDataTest, RefitReproducesShippedAccuracy) {
 
 TEST(PerfFitDataTest, MonotoneTableStaysCloseToNoisyRows) {
   std::vector<ProfilePoint> pts = Dilu("bs_sm_gpt2_large.csv", "gpt2-large");
-  if (pts.empty()) GTEST_SKIP() << "shared data not found";
+  if (pts.empty())
+    GTEST_SKIP() << "shared data not found";
   auto table = TableLatencyModel::Create(pts);
   ASSERT_TRUE(table.ok());
   EXPECT_GT((*table)->adjusted_cells(), 0);  // the table is noisy
@@ -169,7 +179,8 @@ TEST(PerfFitDataTest, MonotoneTableStaysCloseToNoisyRows) {
 
 std::vector<ProfilePoint> Gpulet() {
   std::optional<std::string> text = ReadData("gpulet-reimpl-profiles/inference.csv");
-  if (!text) return {};
+  if (!text)
+    return {};
   auto pts = ParseGpuletInference(*text, "inference.csv");
   EXPECT_TRUE(pts.ok()) << pts.status();
   return pts.ok() ? *pts : std::vector<ProfilePoint>{};
@@ -177,10 +188,12 @@ std::vector<ProfilePoint> Gpulet() {
 
 TEST(PerfFitDataTest, Vgg19IsGpuletScaledToDilusGpu) {
   std::vector<ProfilePoint> pts = Gpulet();
-  if (pts.empty()) GTEST_SKIP() << "shared data not found";
+  if (pts.empty())
+    GTEST_SKIP() << "shared data not found";
   std::vector<ProfilePoint> vgg;
   for (ProfilePoint p : pts) {
-    if (p.model != "vgg19") continue;
+    if (p.model != "vgg19")
+      continue;
     p.latency_s *= kGpuletToDiluTimeScale;
     vgg.push_back(p);
   }
@@ -193,7 +206,8 @@ TEST(PerfFitDataTest, Vgg19IsGpuletScaledToDilusGpu) {
 TEST(PerfFitDataTest, ShippedKappaMatchesInterferenceTable) {
   std::vector<ProfilePoint> solo = Gpulet();
   std::optional<std::string> text = ReadData("gpulet-reimpl-profiles/interference.csv");
-  if (solo.empty() || !text) GTEST_SKIP() << "shared data not found";
+  if (solo.empty() || !text)
+    GTEST_SKIP() << "shared data not found";
   auto co = ParseGpuletInterference(*text, "interference.csv");
   ASSERT_TRUE(co.ok()) << co.status();
   auto k = FitInterferenceKappa(solo, *co);

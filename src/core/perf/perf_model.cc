@@ -18,14 +18,16 @@ std::string PerfModel::CanonicalName(absl::string_view name) {
 
 absl::StatusOr<const ModelEntry*> PerfModel::Find(absl::string_view name) const {
   auto it = models_.find(CanonicalName(name));
-  if (it != models_.end()) return &it->second->entry;
-  return absl::NotFoundError(absl::StrCat("unknown model '", name, "'; known models: ",
-                                          absl::StrJoin(names(), ", ")));
+  if (it != models_.end())
+    return &it->second->entry;
+  return absl::NotFoundError(
+      absl::StrCat("unknown model '", name, "'; known models: ", absl::StrJoin(names(), ", ")));
 }
 
 absl::Status PerfModel::Add(ModelInfo info, std::unique_ptr<LatencyModel> model) {
   info.name = CanonicalName(info.name);
-  if (info.name.empty()) return absl::InvalidArgumentError("model name must not be empty");
+  if (info.name.empty())
+    return absl::InvalidArgumentError("model name must not be empty");
   if (model == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("model '", info.name, "': no latency model"));
   }
@@ -48,7 +50,8 @@ absl::Status PerfModel::Add(ModelInfo info, std::unique_ptr<LatencyModel> model)
 std::vector<std::string> PerfModel::names() const {
   std::vector<std::string> out;
   out.reserve(models_.size());
-  for (const auto& [name, slot] : models_) out.push_back(name);
+  for (const auto& [name, slot] : models_)
+    out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -58,6 +61,8 @@ double PerfModel::InterferenceSlowdown(double co_runner_share) const {
   return 1.0 + kappa_ * c;
 }
 
-void PerfModel::set_interference_kappa(double k) { kappa_ = k > 0 ? k : 0.0; }
+void PerfModel::set_interference_kappa(double k) {
+  kappa_ = k > 0 ? k : 0.0;
+}
 
 }  // namespace sluice::core

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "common/units.h"
 #include "core/policy/placement.h"
 
@@ -52,11 +53,11 @@ class LatencyModel {
 };
 
 struct ModelInfo {
-  std::string name;           // canonical lower-case, e.g. "resnet152", "llama2-7b"
+  std::string name;  // canonical lower-case, e.g. "resnet152", "llama2-7b"
   FunctionKind kind = FunctionKind::kInference;  // LLMs are kLlmInference
-  common::Bytes param_bytes;  // what a cold start loads
-  common::Bytes gpu_memory;   // footprint of one inference instance (params + activations + runtime)
-  int training_batch = 32;    // batch of one training iteration (IterationTime)
+  common::Bytes param_bytes;                     // what a cold start loads
+  common::Bytes gpu_memory;  // footprint of one inference instance (params + activations + runtime)
+  int training_batch = 32;   // batch of one training iteration (IterationTime)
 };
 
 struct ModelEntry {

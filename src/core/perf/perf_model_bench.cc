@@ -25,7 +25,8 @@ void BM_TableBatchLatency(benchmark::State& state) {
   std::vector<ProfilePoint> pts;
   for (int b : {1, 2, 4, 8, 16, 32}) {
     for (int s = 10; s <= 100; s += 10) {
-      for (int q = 10; q <= 100; q += 10) pts.push_back({"m", b, s / 100.0, q / 100.0, 0.01 * b});
+      for (int q = 10; q <= 100; q += 10)
+        pts.push_back({"m", b, s / 100.0, q / 100.0, 0.01 * b});
     }
   }
   auto m = *TableLatencyModel::Create(pts);

@@ -4,10 +4,11 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "core/perf/analytic_latency_model.h"
-#include "core/perf/builtin_models.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+#include "core/perf/analytic_latency_model.h"
+#include "core/perf/builtin_models.h"
 
 namespace sluice::core {
 namespace {
@@ -26,7 +27,9 @@ class ConstantModel : public LatencyModel {
   absl::Duration d_;
 };
 
-double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+double Seconds(absl::Duration d) {
+  return absl::ToDoubleSeconds(d);
+}
 
 TEST(PerfModelTest, BuiltInHasTheCatalogue) {
   auto pm = PerfModel::BuiltIn();
@@ -137,12 +140,11 @@ TEST(PerfModelTest, LlmPrefillAndTrainingContracts) {
   const LatencyModel& resnet = *(*pm->Find("resnet152"))->latency;
   EXPECT_EQ(resnet.PrefillLatency(512, 1.0), absl::ZeroDuration());
   // (absl::Duration rounds to a quarter nanosecond.)
-  EXPECT_NEAR(Seconds(resnet.IterationTime(0.5)), 3 * Seconds(resnet.BatchLatency(32, 0.5)),
-              1e-9);
+  EXPECT_NEAR(Seconds(resnet.IterationTime(0.5)), 3 * Seconds(resnet.BatchLatency(32, 0.5)), 1e-9);
   // chatglm3-6b is llama2-7b scaled by parameter count.
   const LatencyModel& glm = *(*pm->Find("chatglm3-6b"))->latency;
-  EXPECT_NEAR(Seconds(glm.BatchLatency(8, 0.6)) / Seconds(llama.BatchLatency(8, 0.6)),
-              6.24 / 6.74, 1e-7);
+  EXPECT_NEAR(Seconds(glm.BatchLatency(8, 0.6)) / Seconds(llama.BatchLatency(8, 0.6)), 6.24 / 6.74,
+              1e-7);
 }
 
 TEST(PerfModelTest, TimeQuotaSlowsDown) {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "common/status.h"
 
 namespace sluice::core {
@@ -29,11 +30,13 @@ std::vector<Row> SplitRows(absl::string_view contents) {
   for (absl::string_view text : absl::StrSplit(contents, '\n')) {
     ++line;
     text = absl::StripAsciiWhitespace(text);
-    if (text.empty()) continue;
+    if (text.empty())
+      continue;
     Row row{line, {}};
     for (absl::string_view f : absl::StrSplit(text, ',')) {
       f = absl::StripAsciiWhitespace(f);
-      if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
+      if (f.size() >= 2 && f.front() == '"' && f.back() == '"')
+        f = f.substr(1, f.size() - 2);
       row.fields.push_back(f);
     }
     rows.push_back(std::move(row));
@@ -43,13 +46,15 @@ std::vector<Row> SplitRows(absl::string_view contents) {
 
 class RowReader {
  public:
-  RowReader(absl::string_view file, const Row& row) : where_{std::string(file), row.line}, row_(row) {}
+  RowReader(absl::string_view file, const Row& row)
+      : where_{std::string(file), row.line}, row_(row) {}
 
   absl::Status ExpectColumns(size_t n) const {
-    if (row_.fields.size() == n) return absl::OkStatus();
-    return InputError(where_, "row",
-                      absl::StrCat("expected ", n, " comma-separated columns, got ",
-                                   row_.fields.size()));
+    if (row_.fields.size() == n)
+      return absl::OkStatus();
+    return InputError(
+        where_, "row",
+        absl::StrCat("expected ", n, " comma-separated columns, got ", row_.fields.size()));
   }
   absl::StatusOr<double> Number(size_t col, absl::string_view field) const {
     double v = 0;
@@ -75,20 +80,24 @@ class RowReader {
   }
   absl::StatusOr<double> Positive(size_t col, absl::string_view field) const {
     SLUICE_ASSIGN_OR_RETURN(double v, Number(col, field));
-    if (!(v > 0)) return InputError(where_, field, absl::StrCat("must be > 0, got ", v));
+    if (!(v > 0))
+      return InputError(where_, field, absl::StrCat("must be > 0, got ", v));
     return v;
   }
   absl::StatusOr<double> NonNegative(size_t col, absl::string_view field) const {
     SLUICE_ASSIGN_OR_RETURN(double v, Number(col, field));
-    if (!(v >= 0)) return InputError(where_, field, absl::StrCat("must be >= 0, got ", v));
+    if (!(v >= 0))
+      return InputError(where_, field, absl::StrCat("must be >= 0, got ", v));
     return v;
   }
   absl::StatusOr<std::string> Name(size_t col, absl::string_view field) const {
-    if (row_.fields[col].empty()) return InputError(where_, field, "must not be empty");
+    if (row_.fields[col].empty())
+      return InputError(where_, field, "must not be empty");
     return std::string(row_.fields[col]);
   }
   absl::Status Literal(size_t col, absl::string_view expected) const {
-    if (absl::AsciiStrToLower(row_.fields[col]) == expected) return absl::OkStatus();
+    if (absl::AsciiStrToLower(row_.fields[col]) == expected)
+      return absl::OkStatus();
     return InputError(where_, absl::StrCat("column ", col + 1),
                       absl::StrCat("expected '", expected, "', got '", row_.fields[col], "'"));
   }
@@ -163,8 +172,10 @@ absl::StatusOr<VidurColumns> VidurHeader(absl::string_view file, const Row& head
   bool have_tokens = false, have_tp = false;
   for (size_t i = 0; i < header.fields.size(); ++i) {
     absl::string_view f = header.fields[i];
-    if (f == "num_tokens") cols.tokens = i, have_tokens = true;
-    if (f == "num_tensor_parallel_workers") cols.tp = i, have_tp = true;
+    if (f == "num_tokens")
+      cols.tokens = i, have_tokens = true;
+    if (f == "num_tensor_parallel_workers")
+      cols.tp = i, have_tp = true;
     if (absl::StartsWith(f, "time_stats.") && absl::EndsWith(f, ".median") &&
         f != "time_stats.emb.median") {
       cols.medians.push_back(i);
@@ -200,14 +211,16 @@ absl::StatusOr<std::vector<ProfilePoint>> ParseDiluProfile(absl::string_view con
     SLUICE_ASSIGN_OR_RETURN(ProfilePoint p, DiluRow(RowReader(file, row), model, row.line));
     out.push_back(std::move(p));
   }
-  if (out.empty()) return InputError({std::string(file), 0}, "contents", "no data rows");
+  if (out.empty())
+    return InputError({std::string(file), 0}, "contents", "no data rows");
   return out;
 }
 
 absl::StatusOr<std::vector<ProfilePoint>> ParseRappProfiles(absl::string_view contents,
                                                             absl::string_view file) {
   std::vector<Row> rows = SplitRows(contents);
-  if (rows.empty()) return InputError({std::string(file), 0}, "contents", "empty file");
+  if (rows.empty())
+    return InputError({std::string(file), 0}, "contents", "empty file");
   const Row& header = rows.front();
   const std::vector<absl::string_view> expected = {"model", "sm_pct", "batch", "quota_pct",
                                                    "latency_ms"};
@@ -221,7 +234,8 @@ absl::StatusOr<std::vector<ProfilePoint>> ParseRappProfiles(absl::string_view co
     SLUICE_ASSIGN_OR_RETURN(ProfilePoint p, RappRow(RowReader(file, rows[i]), rows[i].line));
     out.push_back(std::move(p));
   }
-  if (out.empty()) return InputError({std::string(file), 0}, "contents", "no data rows");
+  if (out.empty())
+    return InputError({std::string(file), 0}, "contents", "no data rows");
   return out;
 }
 
@@ -232,7 +246,8 @@ absl::StatusOr<std::vector<ProfilePoint>> ParseGpuletInference(absl::string_view
     SLUICE_ASSIGN_OR_RETURN(ProfilePoint p, GpuletInferenceRow(RowReader(file, row), row.line));
     out.push_back(std::move(p));
   }
-  if (out.empty()) return InputError({std::string(file), 0}, "contents", "no data rows");
+  if (out.empty())
+    return InputError({std::string(file), 0}, "contents", "no data rows");
   return out;
 }
 
@@ -244,14 +259,16 @@ absl::StatusOr<std::vector<InterferencePoint>> ParseGpuletInterference(absl::str
                             GpuletInterferenceRow(RowReader(file, row), row.line));
     out.push_back(std::move(p));
   }
-  if (out.empty()) return InputError({std::string(file), 0}, "contents", "no data rows");
+  if (out.empty())
+    return InputError({std::string(file), 0}, "contents", "no data rows");
   return out;
 }
 
 absl::StatusOr<std::vector<VidurLayerTime>> ParseVidurMlp(absl::string_view contents,
                                                           absl::string_view file) {
   std::vector<Row> rows = SplitRows(contents);
-  if (rows.empty()) return InputError({std::string(file), 0}, "contents", "empty file");
+  if (rows.empty())
+    return InputError({std::string(file), 0}, "contents", "empty file");
   SLUICE_ASSIGN_OR_RETURN(VidurColumns cols, VidurHeader(file, rows.front()));
   std::vector<VidurLayerTime> out;
   for (size_t i = 1; i < rows.size(); ++i) {
@@ -259,7 +276,8 @@ absl::StatusOr<std::vector<VidurLayerTime>> ParseVidurMlp(absl::string_view cont
                             VidurRow(RowReader(file, rows[i]), cols, rows[i].line));
     out.push_back(t);
   }
-  if (out.empty()) return InputError({std::string(file), 0}, "contents", "no data rows");
+  if (out.empty())
+    return InputError({std::string(file), 0}, "contents", "no data rows");
   return out;
 }
 

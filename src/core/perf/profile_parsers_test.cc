@@ -15,9 +15,10 @@ MATCHER_P2(ErrorAt, where, field, "") {
 }
 
 TEST(ProfileParsersTest, Dilu) {
-  auto r = ParseDiluProfile("1.000000,10.000000,0.016135,61.975324\n\n"
-                            "32.000000,100.000000,0.199809,160.152842\r\n",
-                            "bs_sm_bert_base.csv", "bert-base");
+  auto r = ParseDiluProfile(
+      "1.000000,10.000000,0.016135,61.975324\n\n"
+      "32.000000,100.000000,0.199809,160.152842\r\n",
+      "bs_sm_bert_base.csv", "bert-base");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].model, "bert-base");
@@ -78,8 +79,8 @@ TEST(ProfileParsersTest, GpuletInference) {
 }
 
 TEST(ProfileParsersTest, GpuletInterference) {
-  auto r = ParseGpuletInterference(
-      "vgg19,1,20,resnet50,8,throughput,132.94,latency,0.00752,1\n", "intf.csv");
+  auto r = ParseGpuletInterference("vgg19,1,20,resnet50,8,throughput,132.94,latency,0.00752,1\n",
+                                   "intf.csv");
   ASSERT_TRUE(r.ok()) << r.status();
   const InterferencePoint& p = (*r)[0];
   EXPECT_EQ(p.model_a, "vgg19");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::core {
@@ -13,7 +14,8 @@ constexpr double kMinArg = 0.01;
 
 absl::Status CheckPoint(const ProfilePoint& p) {
   common::InputLocation where{p.model, p.line};
-  if (p.batch < 1) return common::InputError(where, "batch", "must be >= 1");
+  if (p.batch < 1)
+    return common::InputError(where, "batch", "must be >= 1");
   if (!(p.sm_share > 0 && p.sm_share <= 1)) {
     return common::InputError(where, "sm_share", "must be in (0, 1]");
   }
@@ -40,8 +42,10 @@ size_t IndexOf(const std::vector<T>& axis, T x) {
 
 // Lower bracket index and weight of `x` on an ascending axis; x is clamped to the axis.
 std::pair<size_t, double> Bracket(const std::vector<double>& axis, double x) {
-  if (axis.size() == 1 || x <= axis.front()) return {0, 0.0};
-  if (x >= axis.back()) return {axis.size() - 2, 1.0};
+  if (axis.size() == 1 || x <= axis.front())
+    return {0, 0.0};
+  if (x >= axis.back())
+    return {axis.size() - 2, 1.0};
   size_t i = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin()) - 1;
   return {i, (x - axis[i]) / (axis[i + 1] - axis[i])};
 }
@@ -63,7 +67,8 @@ void IsotonicNonIncreasing(std::vector<double>& v) {
   }
   size_t out = 0;
   for (size_t k = 0; k < mean.size(); ++k) {
-    for (int j = 0; j < count[k]; ++j) v[out++] = mean[k];
+    for (int j = 0; j < count[k]; ++j)
+      v[out++] = mean[k];
   }
 }
 
@@ -71,7 +76,8 @@ void IsotonicNonIncreasing(std::vector<double>& v) {
 
 absl::StatusOr<std::unique_ptr<TableLatencyModel>> TableLatencyModel::Create(
     std::span<const ProfilePoint> points, const TableOptions& options) {
-  if (points.empty()) return absl::InvalidArgumentError("profile table has no points");
+  if (points.empty())
+    return absl::InvalidArgumentError("profile table has no points");
   std::vector<int> batches;
   std::vector<double> shares, quotas;
   for (const ProfilePoint& p : points) {
@@ -85,7 +91,8 @@ absl::StatusOr<std::unique_ptr<TableLatencyModel>> TableLatencyModel::Create(
   m->batches_ = SortedUnique(std::move(batches));
   m->shares_ = SortedUnique(std::move(shares));
   m->quotas_ = SortedUnique(std::move(quotas));
-  for (int b : m->batches_) m->log_batches_.push_back(std::log(static_cast<double>(b)));
+  for (int b : m->batches_)
+    m->log_batches_.push_back(std::log(static_cast<double>(b)));
   m->grid_.assign(m->batches_.size() * m->shares_.size() * m->quotas_.size(), 0.0);
   std::vector<int> count(m->grid_.size(), 0);
   for (const ProfilePoint& p : points) {
@@ -97,7 +104,8 @@ absl::StatusOr<std::unique_ptr<TableLatencyModel>> TableLatencyModel::Create(
   std::vector<bool> present(m->grid_.size());
   for (size_t i = 0; i < m->grid_.size(); ++i) {
     present[i] = count[i] > 0;
-    if (present[i]) m->grid_[i] /= count[i];
+    if (present[i])
+      m->grid_[i] /= count[i];
   }
   m->Fill(present);
   m->EnforceMonotone();
@@ -118,12 +126,15 @@ void TableLatencyModel::Fill(const std::vector<bool>& present_in) {
           return axis == 0 ? Index(k, a, c) : axis == 1 ? Index(a, k, c) : Index(a, c, k);
         };
         std::vector<bool> was(len);
-        for (size_t k = 0; k < len; ++k) was[k] = present[idx(k)];
+        for (size_t k = 0; k < len; ++k)
+          was[k] = present[idx(k)];
         for (size_t k = 0; k < len; ++k) {
-          if (was[k]) continue;
+          if (was[k])
+            continue;
           for (size_t d = 1; d < len; ++d) {
             size_t from = k >= d && was[k - d] ? k - d : k + d < len && was[k + d] ? k + d : len;
-            if (from == len) continue;
+            if (from == len)
+              continue;
             grid_[idx(k)] = grid_[idx(from)];
             present[idx(k)] = true;
             ++filled_cells_;
@@ -145,33 +156,41 @@ void TableLatencyModel::EnforceMonotone() {
   for (size_t b = 0; b < nb; ++b) {
     for (size_t q = 0; q < nq; ++q) {  // isotonic along share
       line.clear();
-      for (size_t s = 0; s < ns; ++s) line.push_back(Cell(b, s, q));
+      for (size_t s = 0; s < ns; ++s)
+        line.push_back(Cell(b, s, q));
       IsotonicNonIncreasing(line);
-      for (size_t s = 0; s < ns; ++s) Cell(b, s, q) = line[s];
+      for (size_t s = 0; s < ns; ++s)
+        Cell(b, s, q) = line[s];
     }
     for (size_t s = 0; s < ns; ++s) {  // isotonic along quota
       line.clear();
-      for (size_t q = 0; q < nq; ++q) line.push_back(Cell(b, s, q));
+      for (size_t q = 0; q < nq; ++q)
+        line.push_back(Cell(b, s, q));
       IsotonicNonIncreasing(line);
-      for (size_t q = 0; q < nq; ++q) Cell(b, s, q) = line[q];
+      for (size_t q = 0; q < nq; ++q)
+        Cell(b, s, q) = line[q];
     }
   }
   // Cumulative maxima make every axis monotone at once (each pass keeps the earlier ones).
   for (size_t b = 1; b < nb; ++b) {
     for (size_t s = 0; s < ns; ++s) {
-      for (size_t q = 0; q < nq; ++q) Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b - 1, s, q));
+      for (size_t q = 0; q < nq; ++q)
+        Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b - 1, s, q));
     }
   }
   for (size_t b = 0; b < nb; ++b) {
     for (size_t s = ns - 1; s-- > 0;) {
-      for (size_t q = 0; q < nq; ++q) Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b, s + 1, q));
+      for (size_t q = 0; q < nq; ++q)
+        Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b, s + 1, q));
     }
     for (size_t s = 0; s < ns; ++s) {
-      for (size_t q = nq - 1; q-- > 0;) Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b, s, q + 1));
+      for (size_t q = nq - 1; q-- > 0;)
+        Cell(b, s, q) = std::max(Cell(b, s, q), Cell(b, s, q + 1));
     }
   }
   for (size_t i = 0; i < grid_.size(); ++i) {
-    if (std::abs(grid_[i] - before[i]) > 1e-12 * before[i]) ++adjusted_cells_;
+    if (std::abs(grid_[i] - before[i]) > 1e-12 * before[i])
+      ++adjusted_cells_;
   }
 }
 
@@ -183,13 +202,16 @@ double TableLatencyModel::Interpolate(double log_batch, double share, double quo
   double acc = 0;
   for (size_t x = 0; x < 2; ++x) {
     double fx = x ? wb : 1 - wb;
-    if (fx == 0) continue;
+    if (fx == 0)
+      continue;
     for (size_t y = 0; y < 2; ++y) {
       double fy = y ? ws : 1 - ws;
-      if (fy == 0) continue;
+      if (fy == 0)
+        continue;
       for (size_t z = 0; z < 2; ++z) {
         double fz = z ? wq : 1 - wq;
-        if (fz == 0) continue;
+        if (fz == 0)
+          continue;
         acc += fx * fy * fz * grid_[Index(ib + x * db, is + y * ds, iq + z * dq)];
       }
     }
@@ -225,7 +247,8 @@ absl::Duration TableLatencyModel::IterationTime(double sm_share) const {
 }
 
 absl::Duration TableLatencyModel::PrefillLatency(int prompt_tokens, double sm_share) const {
-  if (options_.prefill_per_token_s <= 0) return absl::ZeroDuration();
+  if (options_.prefill_per_token_s <= 0)
+    return absl::ZeroDuration();
   double s = sm_share >= kMinArg ? std::min(sm_share, 1.0) : kMinArg;
   return absl::Seconds(LatencySeconds(1, s, 1.0) +
                        std::max(prompt_tokens, 0) * options_.prefill_per_token_s / s);

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "core/perf/perf_model.h"
 #include "core/perf/profile_parsers.h"
 
 namespace sluice::core {
 
 struct TableOptions {
-  int training_batch = 32;        // IterationTime(s) = training_factor * t(training_batch, s, 1)
+  int training_batch = 32;  // IterationTime(s) = training_factor * t(training_batch, s, 1)
   double training_factor = 3.0;
   // LLMs: PrefillLatency(P, s) = t(1, s, 1) + P * prefill_per_token_s / s; 0 = no prefill phase.
   double prefill_per_token_s = 0;

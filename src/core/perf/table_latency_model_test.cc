@@ -21,7 +21,8 @@ std::vector<ProfilePoint> CleanGrid() {
   std::vector<ProfilePoint> pts;
   for (int b : {1, 2, 4, 8, 16}) {
     for (double s : {0.2, 0.4, 0.6, 0.8, 1.0}) {
-      for (double q : {0.25, 0.5, 1.0}) pts.push_back({"m", b, s, q, Clean(b, s, q), 0});
+      for (double q : {0.25, 0.5, 1.0})
+        pts.push_back({"m", b, s, q, Clean(b, s, q), 0});
     }
   }
   return pts;
@@ -60,8 +61,10 @@ TEST(TableLatencyModelTest, OutsideTheGrid) {
 
 TEST(TableLatencyModelTest, NoisyRowBecomesMonotone) {
   // Dilu bert-base bs=1: 16.1 ms at 10% SM, 15.2 ms at 20%, 16.9 ms at 30%, then ~16 ms.
-  std::vector<ProfilePoint> pts = {{"bert", 1, 0.1, 1, 0.0161, 1}, {"bert", 1, 0.2, 1, 0.0152, 2},
-                                   {"bert", 1, 0.3, 1, 0.0169, 3}, {"bert", 1, 0.4, 1, 0.0162, 4}};
+  std::vector<ProfilePoint> pts = {{"bert", 1, 0.1, 1, 0.0161, 1},
+                                   {"bert", 1, 0.2, 1, 0.0152, 2},
+                                   {"bert", 1, 0.3, 1, 0.0169, 3},
+                                   {"bert", 1, 0.4, 1, 0.0162, 4}};
   auto m = *TableLatencyModel::Create(pts);
   EXPECT_GT(m->adjusted_cells(), 0);
   for (double s = 0.1; s < 0.4; s += 0.01) {
@@ -72,8 +75,8 @@ TEST(TableLatencyModelTest, NoisyRowBecomesMonotone) {
 }
 
 TEST(TableLatencyModelTest, FillsMissingCellsFromNearestQuota) {
-  std::vector<ProfilePoint> pts = {{"m", 1, 0.5, 0.5, 0.2, 1}, {"m", 1, 0.5, 1.0, 0.1, 2},
-                                   {"m", 1, 1.0, 1.0, 0.05, 3}};
+  std::vector<ProfilePoint> pts = {
+      {"m", 1, 0.5, 0.5, 0.2, 1}, {"m", 1, 0.5, 1.0, 0.1, 2}, {"m", 1, 1.0, 1.0, 0.05, 3}};
   auto m = *TableLatencyModel::Create(pts);
   EXPECT_EQ(m->filled_cells(), 1);
   // (s = 1, q = 0.5) copies (s = 1, q = 1), the nearest present quota.
@@ -89,7 +92,8 @@ TEST(TableLatencyModelTest, RandomNoisyTablesAreMonotone) {
     std::vector<ProfilePoint> pts;
     for (int b : {1, 2, 4, 8, 32}) {
       for (double s : {0.1, 0.3, 0.5, 1.0}) {
-        for (double q : {0.2, 0.6, 1.0}) pts.push_back({"m", b, s, q, Clean(b, s, q) * noise(rng)});
+        for (double q : {0.2, 0.6, 1.0})
+          pts.push_back({"m", b, s, q, Clean(b, s, q) * noise(rng)});
       }
     }
     auto m = *TableLatencyModel::Create(pts);

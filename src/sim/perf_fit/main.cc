@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/perf/analytic_latency_model.h"
 #include "core/perf/builtin_models.h"
 #include "core/perf/perf_fit.h"
@@ -24,9 +25,12 @@ using core::FitError;
 using core::ProfilePoint;
 
 std::string DataDir(int argc, char** argv) {
-  if (argc > 1) return argv[1];
-  if (const char* d = std::getenv("SLUICE_DATA_DIR")) return d;
-  if (const char* s = std::getenv("SLUICE_SOURCE_DIR")) return absl::StrCat(s, "/../shared/data");
+  if (argc > 1)
+    return argv[1];
+  if (const char* d = std::getenv("SLUICE_DATA_DIR"))
+    return d;
+  if (const char* s = std::getenv("SLUICE_SOURCE_DIR"))
+    return absl::StrCat(s, "/../shared/data");
   return "../shared/data";
 }
 
@@ -37,7 +41,8 @@ void Die(const absl::Status& s) {
 
 template <typename T>
 T OrDie(absl::StatusOr<T> v) {
-  if (!v.ok()) Die(v.status());
+  if (!v.ok())
+    Die(v.status());
   return *std::move(v);
 }
 
@@ -54,7 +59,8 @@ void PrintSpatial(const std::string& name, const core::SpatialParams& p) {
 std::vector<ProfilePoint> Only(const std::vector<ProfilePoint>& pts, const std::string& model) {
   std::vector<ProfilePoint> out;
   for (const ProfilePoint& p : pts) {
-    if (p.model == model) out.push_back(p);
+    if (p.model == model)
+      out.push_back(p);
   }
   return out;
 }
@@ -69,17 +75,19 @@ struct Tables {
 
 Tables Load(const std::string& dir) {
   Tables t;
-  const std::vector<std::pair<std::string, std::string>> dilu = {
-      {"resnet152", "resnet152"}, {"bert-base", "bert_base"}, {"roberta-large", "roberta_large"},
-      {"gpt2-large", "gpt2_large"}, {"llama2-7b", "llama2"}};
+  const std::vector<std::pair<std::string, std::string>> dilu = {{"resnet152", "resnet152"},
+                                                                 {"bert-base", "bert_base"},
+                                                                 {"roberta-large", "roberta_large"},
+                                                                 {"gpt2-large", "gpt2_large"},
+                                                                 {"llama2-7b", "llama2"}};
   for (const auto& [name, file] : dilu) {
     std::string path = absl::StrCat(dir, "/dilu-artifacts/profiles_bs_sm/bs_sm_", file, ".csv");
-    t.dilu.emplace_back(name, OrDie(core::ParseDiluProfile(OrDie(ReadFileMaybeXz(path)), path,
-                                                           name)));
+    t.dilu.emplace_back(name,
+                        OrDie(core::ParseDiluProfile(OrDie(ReadFileMaybeXz(path)), path, name)));
   }
   std::string g = absl::StrCat(dir, "/gpulet-reimpl-profiles/");
-  t.gpulet = OrDie(core::ParseGpuletInference(OrDie(ReadFileMaybeXz(g + "inference.csv")),
-                                              g + "inference.csv"));
+  t.gpulet = OrDie(
+      core::ParseGpuletInference(OrDie(ReadFileMaybeXz(g + "inference.csv")), g + "inference.csv"));
   t.interference = OrDie(core::ParseGpuletInterference(
       OrDie(ReadFileMaybeXz(g + "interference.csv")), g + "interference.csv"));
   std::string r = absl::StrCat(dir, "/rapp-hasgpu-v100-sm-quota-profiles/",
@@ -107,7 +115,8 @@ double GpuScale(const std::vector<ProfilePoint>& a, const std::vector<ProfilePoi
 }
 
 void FitSpatialTables(const Tables& t) {
-  std::printf("== Spatial fits (t(b,s) = (t0 + t1 b^gamma) (1 + (s0 b^beta / s)^(p alpha))^(1/p))\n");
+  std::printf(
+      "== Spatial fits (t(b,s) = (t0 + t1 b^gamma) (1 + (s0 b^beta / s)^(p alpha))^(1/p))\n");
   std::printf("   constants as in builtin_models.cc: {t0_s, t1_s, gamma, s0, beta, alpha, p}\n");
   for (const auto& [name, pts] : t.dilu) {
     core::SpatialParams sp = OrDie(core::FitSpatial(pts));
@@ -117,8 +126,8 @@ void FitSpatialTables(const Tables& t) {
     core::AnalyticLatencyModel m(ap);
     auto table = OrDie(core::TableLatencyModel::Create(pts));
     std::printf("      fit vs Dilu table: %s;  monotone table vs raw rows: %s, %d cells adjusted\n",
-                Err(core::MeasureFit(m, pts)).c_str(),
-                Err(core::MeasureFit(*table, pts)).c_str(), table->adjusted_cells());
+                Err(core::MeasureFit(m, pts)).c_str(), Err(core::MeasureFit(*table, pts)).c_str(),
+                table->adjusted_cells());
   }
   for (const std::string name : {"vgg19", "resnet152"}) {
     std::vector<ProfilePoint> pts = Only(t.gpulet, name);
@@ -131,8 +140,8 @@ void FitSpatialTables(const Tables& t) {
                 Err(core::MeasureFit(m, pts)).c_str());
   }
   double k = GpuScale(t.dilu[0].second, Only(t.gpulet, "resnet152"));
-  std::printf("   GPU time scale Dilu/gpulet (resnet152, geometric mean over shared points): %.6g\n",
-              k);
+  std::printf(
+      "   GPU time scale Dilu/gpulet (resnet152, geometric mean over shared points): %.6g\n", k);
 }
 
 void PrintQuota(const std::string& name, const core::QuotaParams& q) {
@@ -161,7 +170,8 @@ void FitKappa(const Tables& t) {
   for (const std::string b : {"vgg19", "resnet50", "densenet121", "inception", "mobilenet"}) {
     std::vector<core::InterferencePoint> sub;
     for (const auto& p : t.interference) {
-      if (p.model_b == b) sub.push_back(p);
+      if (p.model_b == b)
+        sub.push_back(p);
     }
     core::KappaFit kb = OrDie(core::FitInterferenceKappa(t.gpulet, sub));
     std::printf("   co-runner %-12s kappa %.4g  mean slowdown %.4g\n", b.c_str(), kb.kappa,
@@ -185,12 +195,14 @@ void CheckBuiltIn(const Tables& t) {
   const core::ModelEntry* vgg = OrDie(pm->Find("vgg19"));
   std::vector<ProfilePoint> vgg_rows = Only(t.gpulet, "vgg19");
   double k = GpuScale(t.dilu[0].second, Only(t.gpulet, "resnet152"));
-  for (ProfilePoint& p : vgg_rows) p.latency_s *= k;
+  for (ProfilePoint& p : vgg_rows)
+    p.latency_s *= k;
   std::printf("   %-14s vs gpulet vgg19 x %.4g: %s\n", "vgg19", k,
               Err(core::MeasureFit(*vgg->latency, vgg_rows)).c_str());
   for (const core::BuiltInModel& m : core::BuiltInModels()) {
     std::vector<ProfilePoint> rows = Only(t.rapp, m.info.name);
-    if (rows.empty()) continue;
+    if (rows.empty())
+      continue;
     std::printf("   %-14s quota term vs RaPP rows: %s\n", m.info.name.c_str(),
                 Err(core::MeasureQuotaFit(m.params.quota, rows)).c_str());
   }
