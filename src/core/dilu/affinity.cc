@@ -5,15 +5,21 @@
 
 namespace sluice::core {
 
-void FunctionGpus::Add(FunctionId f, GpuId g) { ++map_[f][g]; }
+void FunctionGpus::Add(FunctionId f, GpuId g) {
+  ++map_[f][g];
+}
 
 void FunctionGpus::Remove(FunctionId f, GpuId g) {
   auto it = map_.find(f);
-  if (it == map_.end()) return;
+  if (it == map_.end())
+    return;
   auto jt = it->second.find(g);
-  if (jt == it->second.end()) return;
-  if (--jt->second <= 0) it->second.erase(jt);
-  if (it->second.empty()) map_.erase(it);
+  if (jt == it->second.end())
+    return;
+  if (--jt->second <= 0)
+    it->second.erase(jt);
+  if (it->second.empty())
+    map_.erase(it);
 }
 
 const absl::flat_hash_map<GpuId, int>* FunctionGpus::Of(FunctionId f) const {
@@ -29,8 +35,10 @@ bool FunctionGpus::Hosts(FunctionId f, GpuId g) const {
 void SameFunctionAffinity::Candidates(const InstanceDemand& demand, const ClusterState& state,
                                       std::vector<GpuId>& out) const {
   const auto* gpus = gpus_.Of(demand.function);
-  if (gpus == nullptr) return;
-  for (const auto& [gpu, count] : *gpus) out.push_back(gpu);
+  if (gpus == nullptr)
+    return;
+  for (const auto& [gpu, count] : *gpus)
+    out.push_back(gpu);
   std::sort(out.begin(), out.end());  // deterministic order regardless of hashing
 }
 
@@ -42,23 +50,29 @@ void PartnerWorkersAffinity::OnAdded(const Allocation& a) {
 void PartnerWorkersAffinity::OnRemoved(const Allocation& a) {
   gpus_.Remove(a.function, a.gpu);
   auto it = instance_gpus_.find(a.instance);
-  if (it == instance_gpus_.end()) return;
+  if (it == instance_gpus_.end())
+    return;
   auto& v = it->second;
   v.erase(std::remove(v.begin(), v.end(), a.gpu), v.end());
-  if (v.empty()) instance_gpus_.erase(it);
+  if (v.empty())
+    instance_gpus_.erase(it);
 }
 
 void PartnerWorkersAffinity::Candidates(const InstanceDemand& demand, const ClusterState& state,
                                         std::vector<GpuId>& out) const {
   const auto* own = gpus_.Of(demand.function);
-  if (own == nullptr) return;
+  if (own == nullptr)
+    return;
   for (const auto& [gpu, count] : *own) {
     for (const Allocation& co : state.gpu(gpu).allocations) {
-      if (co.function == demand.function) continue;
+      if (co.function == demand.function)
+        continue;
       auto it = instance_gpus_.find(co.instance);
-      if (it == instance_gpus_.end() || it->second.size() < 2) continue;
+      if (it == instance_gpus_.end() || it->second.size() < 2)
+        continue;
       for (GpuId sibling : it->second) {
-        if (sibling != gpu && !own->contains(sibling)) out.push_back(sibling);
+        if (sibling != gpu && !own->contains(sibling))
+          out.push_back(sibling);
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+
 #include "core/policy/placement.h"
 #include "core/resource/cluster.h"
 

@@ -27,23 +27,27 @@ FitIndex::FitIndex(int gpu_count, double key_lo, double key_hi, int buckets)
     : slots_(gpu_count), buckets_(buckets), key_lo_(key_lo) {
   SLUICE_CHECK(key_lo < key_hi && buckets >= 1);
   scale_ = buckets / (key_hi - key_lo);
-  while (leaves_ < buckets) leaves_ *= 2;
+  while (leaves_ < buckets)
+    leaves_ *= 2;
   tree_.assign(2 * leaves_, kNoRoom);
 }
 
 int FitIndex::BucketOf(double key) const {
   const double b = std::floor((key - key_lo_) * scale_);
-  if (!(b >= 0)) return 0;  // also catches NaN
+  if (!(b >= 0))
+    return 0;  // also catches NaN
   const int last = static_cast<int>(buckets_.size()) - 1;
   return b >= last ? last : static_cast<int>(b);
 }
 
 void FitIndex::RefreshBucket(int b) {
   Room m = kNoRoom;
-  for (int g : buckets_[b]) m = Max(m, slots_[g].room);
+  for (int g : buckets_[b])
+    m = Max(m, slots_[g].room);
   int node = leaves_ + b;
   tree_[node] = m;
-  for (node /= 2; node >= 1; node /= 2) tree_[node] = Max(tree_[2 * node], tree_[2 * node + 1]);
+  for (node /= 2; node >= 1; node /= 2)
+    tree_[node] = Max(tree_[2 * node], tree_[2 * node + 1]);
 }
 
 void FitIndex::Upsert(int gpu, double key, const Room& room) {
@@ -64,7 +68,8 @@ void FitIndex::Upsert(int gpu, double key, const Room& room) {
 
 void FitIndex::Erase(int gpu) {
   Slot& s = slots_[gpu];
-  if (s.bucket < 0) return;
+  if (s.bucket < 0)
+    return;
   std::vector<int>& v = buckets_[s.bucket];
   const int moved = v.back();
   v[s.pos] = moved;
@@ -78,16 +83,20 @@ void FitIndex::Erase(int gpu) {
 }
 
 int FitIndex::Descend(int node, int lo, int hi, int from, const Room& need) const {
-  if (hi < from || !Fits(tree_[node], need)) return -1;
-  if (lo == hi) return lo < static_cast<int>(buckets_.size()) ? lo : -1;
+  if (hi < from || !Fits(tree_[node], need))
+    return -1;
+  if (lo == hi)
+    return lo < static_cast<int>(buckets_.size()) ? lo : -1;
   const int mid = (lo + hi) / 2;
   const int left = Descend(2 * node, lo, mid, from, need);
-  if (left >= 0) return left;
+  if (left >= 0)
+    return left;
   return Descend(2 * node + 1, mid + 1, hi, from, need);
 }
 
 int FitIndex::NextBucket(int from, const Room& need) const {
-  if (from >= static_cast<int>(buckets_.size())) return -1;
+  if (from >= static_cast<int>(buckets_.size()))
+    return -1;
   return Descend(1, 0, leaves_ - 1, from, need);
 }
 
@@ -96,12 +105,14 @@ int FitIndex::FindFirst(const Room& need) const {
     int best = -1;
     for (int g : buckets_[b]) {
       const Slot& s = slots_[g];
-      if (!Fits(s.room, need)) continue;
+      if (!Fits(s.room, need))
+        continue;
       if (best < 0 || s.key < slots_[best].key || (s.key == slots_[best].key && g < best)) {
         best = g;
       }
     }
-    if (best >= 0) return best;  // later buckets hold strictly larger keys
+    if (best >= 0)
+      return best;  // later buckets hold strictly larger keys
   }
   return -1;
 }
@@ -109,7 +120,8 @@ int FitIndex::FindFirst(const Room& need) const {
 void FitIndex::ForEachFit(const Room& need, const std::function<bool(int gpu)>& visit) const {
   for (int b = NextBucket(0, need); b >= 0; b = NextBucket(b + 1, need)) {
     for (int g : buckets_[b]) {
-      if (Fits(slots_[g].room, need) && !visit(g)) return;
+      if (Fits(slots_[g].room, need) && !visit(g))
+        return;
     }
   }
 }

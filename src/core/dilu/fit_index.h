@@ -19,9 +19,9 @@ namespace sluice::core {
 
 // Remaining room on a GPU (caps minus sums) or what a demand needs, per dimension.
 struct Room {
-  double request = 0;   // SM request share (Omega - sum of requests)
-  double limit = 0;     // SM limit share (gamma - sum of limits)
-  int64_t memory = 0;   // bytes
+  double request = 0;  // SM request share (Omega - sum of requests)
+  double limit = 0;    // SM limit share (gamma - sum of limits)
+  int64_t memory = 0;  // bytes
 };
 
 // Slack on the share dimensions so that sums like 0.7 + 0.2 + 0.1 still fit a cap of 1.0.
@@ -71,7 +71,7 @@ class FitIndex {
   std::vector<Room> tree_;  // 1-based segment tree over buckets: per-dimension maxima
   int leaves_ = 1;          // power of two >= bucket count
   double key_lo_;
-  double scale_;            // buckets per key unit
+  double scale_;  // buckets per key unit
   int size_ = 0;
 };
 

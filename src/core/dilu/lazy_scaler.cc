@@ -7,8 +7,8 @@
 namespace sluice::core {
 
 absl::StatusOr<std::unique_ptr<LazyScaler>> LazyScaler::Create(const LazyScalerConfig& c) {
-  if (!(c.window > absl::ZeroDuration()) || c.phi_out < 1 || c.phi_in < 0 ||
-      c.min_instances < 0 || c.max_instances < c.min_instances || !(c.capacity_rps >= 0)) {
+  if (!(c.window > absl::ZeroDuration()) || c.phi_out < 1 || c.phi_in < 0 || c.min_instances < 0 ||
+      c.max_instances < c.min_instances || !(c.capacity_rps >= 0)) {
     return absl::InvalidArgumentError("invalid lazy scaler config (see lazy_scaler.h)");
   }
   return std::unique_ptr<LazyScaler>(new LazyScaler(c));
@@ -24,8 +24,8 @@ void LazyScaler::Observe(const LoadSample& sample) {
   }
   window_.push_back({sample.at, sample.rps});
   const int n = std::max(0, sample.instances);
-  const double cap =
-      sample.capacity_rps_per_instance > 0 ? sample.capacity_rps_per_instance : config_.capacity_rps;
+  const double cap = sample.capacity_rps_per_instance > 0 ? sample.capacity_rps_per_instance
+                                                          : config_.capacity_rps;
   high_ = 0;
   low_ = 0;
   if (n == 0) {
@@ -39,8 +39,10 @@ void LazyScaler::Observe(const LoadSample& sample) {
   const double serving = n * cap;
   const double one_less = (n - 1) * cap;
   for (const Point& p : window_) {
-    if (p.rps > serving) ++high_;
-    if (p.rps < one_less || (n == 1 && p.rps <= 0)) ++low_;
+    if (p.rps > serving)
+      ++high_;
+    if (p.rps < one_less || (n == 1 && p.rps <= 0))
+      ++low_;
   }
   int target = n;
   if (high_ >= config_.phi_out) {
@@ -49,7 +51,8 @@ void LazyScaler::Observe(const LoadSample& sample) {
     target = n - 1;
   }
   desired_ = Clamp(target);
-  if (config_.reset_window_on_scale && target != n) window_.clear();
+  if (config_.reset_window_on_scale && target != n)
+    window_.clear();
 }
 
 }  // namespace sluice::core

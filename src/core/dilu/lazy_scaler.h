@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "core/policy/horizontal.h"
 
 namespace sluice::core {

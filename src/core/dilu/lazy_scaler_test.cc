@@ -16,7 +16,9 @@ LoadSample At(int second, double rps, int instances, double cap = 10) {
   return LoadSample{kT0 + absl::Seconds(second), rps, instances, cap, 0};
 }
 
-std::unique_ptr<LazyScaler> Make(LazyScalerConfig c = {}) { return *LazyScaler::Create(c); }
+std::unique_ptr<LazyScaler> Make(LazyScalerConfig c = {}) {
+  return *LazyScaler::Create(c);
+}
 
 TEST(LazyScalerTest, GoldenBurstScalesOutOnlyAfterTwentyHighSamples) {
   auto s = Make();
@@ -45,7 +47,8 @@ TEST(LazyScalerTest, GoldenBurstScalesOutOnlyAfterTwentyHighSamples) {
 
 TEST(LazyScalerTest, OldHighSamplesDoNotScaleOutTwice) {
   auto s = Make();
-  for (int t = 0; t < 20; ++t) s->Observe(At(t, 15, 1));
+  for (int t = 0; t < 20; ++t)
+    s->Observe(At(t, 15, 1));
   ASSERT_EQ(s->Desired(kT0), 2);
   // With two instances the same 15 rps is below 2 x 10: no further scale-out.
   for (int t = 20; t < 60; ++t) {
@@ -58,7 +61,8 @@ TEST(LazyScalerTest, ResetWindowOptionStartsCountingAfresh) {
   LazyScalerConfig c;
   c.reset_window_on_scale = true;
   auto s = Make(c);
-  for (int t = 0; t < 20; ++t) s->Observe(At(t, 25, 1));
+  for (int t = 0; t < 20; ++t)
+    s->Observe(At(t, 25, 1));
   EXPECT_EQ(s->Desired(kT0), 2);
   EXPECT_EQ(s->window_size(), 0);
   // 25 rps > 2 x 10 again: 20 fresh samples needed (kept mode would count the old ones).
@@ -81,7 +85,8 @@ TEST(LazyScalerTest, ScalesToZeroOnlyWhenAllowedAndBackAtOnce) {
   s->Observe(At(32, 0.5, 0));
   EXPECT_EQ(s->Desired(kT0), 1);
   auto keep_one = Make();  // default min 1
-  for (int t = 0; t < 60; ++t) keep_one->Observe(At(t, 0, 1));
+  for (int t = 0; t < 60; ++t)
+    keep_one->Observe(At(t, 0, 1));
   EXPECT_EQ(keep_one->Desired(kT0), 1);
 }
 
@@ -89,15 +94,18 @@ TEST(LazyScalerTest, ClampsAndUnknownCapacity) {
   LazyScalerConfig c;
   c.max_instances = 2;
   auto s = Make(c);
-  for (int t = 0; t < 40; ++t) s->Observe(At(t, 100, 2));
+  for (int t = 0; t < 40; ++t)
+    s->Observe(At(t, 100, 2));
   EXPECT_EQ(s->Desired(kT0), 2);
   auto u = Make();
-  for (int t = 0; t < 40; ++t) u->Observe(At(t, 100, 3, 0));  // no capacity anywhere
+  for (int t = 0; t < 40; ++t)
+    u->Observe(At(t, 100, 3, 0));  // no capacity anywhere
   EXPECT_EQ(u->Desired(kT0), 3);
   c = {};
   c.capacity_rps = 10;  // config fallback
   auto f = Make(c);
-  for (int t = 0; t < 20; ++t) f->Observe(At(t, 100, 3, 0));
+  for (int t = 0; t < 20; ++t)
+    f->Observe(At(t, 100, 3, 0));
   EXPECT_EQ(f->Desired(kT0), 4);
   EXPECT_FALSE(LazyScaler::Create({.min_instances = 3, .max_instances = 2}).ok());
 }

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::core {
@@ -23,7 +24,8 @@ class CachedRunner {
 
   absl::StatusOr<TrialResult> Run(int units, int batch) {
     auto it = cache_.find({units, batch});
-    if (it != cache_.end()) return it->second;
+    if (it != cache_.end())
+      return it->second;
     SLUICE_ASSIGN_OR_RETURN(TrialResult r, runner_.Run(Trial{ShareOf(units), batch}));
     if (!(r.latency > absl::ZeroDuration()) || r.latency == absl::InfiniteDuration() ||
         !(r.throughput >= 0) || !std::isfinite(r.throughput)) {
@@ -54,7 +56,8 @@ absl::StatusOr<int> SearchShare(CachedRunner& runner, int full_units, double t1,
   while (hi - lo > 1) {
     const int mid = (lo + hi) / 2;
     SLUICE_ASSIGN_OR_RETURN(TrialResult r, runner.Run(mid, 1));
-    if (std::abs(r.throughput - target) <= tolerance * target) return mid;
+    if (std::abs(r.throughput - target) <= tolerance * target)
+      return mid;
     if (r.throughput < target) {
       lo = mid;
     } else {
@@ -74,7 +77,8 @@ std::vector<int> InferenceLevels(const CachedRunner& runner, double step) {
   for (int k = 1;; ++k) {
     const double share = std::min(1.0, k * step);
     levels.push_back(runner.UnitsOf(share));
-    if (share >= 1.0 - 1e-9) break;
+    if (share >= 1.0 - 1e-9)
+      break;
   }
   return levels;
 }
@@ -100,9 +104,9 @@ Profile Finish(const Point& best, const std::vector<int>& levels, const CachedRu
 }
 
 absl::Status SloMissed(absl::Duration slo) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "batch 1 misses the execution-time target even at 100 % SM (SLO ", absl::FormatDuration(slo),
-      ")"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("batch 1 misses the execution-time target even at 100 % SM (SLO ",
+                   absl::FormatDuration(slo), ")"));
 }
 
 }  // namespace
@@ -113,7 +117,8 @@ absl::StatusOr<Profiler> Profiler::Create(const ProfilerConfig& c) {
                   c.sm_unit <= c.sm_step && c.sm_step <= 1 && c.max_batch >= 1 &&
                   c.slo_fraction > 0 && c.slo_fraction <= 1 && c.limit_factor >= 1 &&
                   c.te_tolerance >= 0 && c.te_tolerance < 1;
-  if (!ok) return absl::InvalidArgumentError("invalid profiler config (see profiler.h)");
+  if (!ok)
+    return absl::InvalidArgumentError("invalid profiler config (see profiler.h)");
   return Profiler(c);
 }
 
@@ -122,11 +127,12 @@ absl::StatusOr<Profile> Profiler::ProfileTraining(TrialRunner& trial_runner) con
   const int full = runner.UnitsOf(1.0);
   SLUICE_ASSIGN_OR_RETURN(TrialResult exclusive, runner.Run(full, 1));
   const double t1 = exclusive.throughput;
-  if (!(t1 > 0)) return absl::FailedPreconditionError("exclusive training throughput is zero");
-  SLUICE_ASSIGN_OR_RETURN(int req, SearchShare(runner, full, t1, config_.request_fraction,
-                                               config_.tolerance));
-  SLUICE_ASSIGN_OR_RETURN(int lim, SearchShare(runner, full, t1, config_.limit_fraction,
-                                               config_.tolerance));
+  if (!(t1 > 0))
+    return absl::FailedPreconditionError("exclusive training throughput is zero");
+  SLUICE_ASSIGN_OR_RETURN(
+      int req, SearchShare(runner, full, t1, config_.request_fraction, config_.tolerance));
+  SLUICE_ASSIGN_OR_RETURN(int lim,
+                          SearchShare(runner, full, t1, config_.limit_fraction, config_.tolerance));
   Profile p;
   p.quota.request = runner.ShareOf(std::max(req, 1));
   p.quota.limit = runner.ShareOf(std::max({lim, req, 1}));
@@ -150,18 +156,22 @@ absl::StatusOr<Profile> Profiler::ProfileInference(TrialRunner& trial_runner,
     for (;; ++pt.level) {
       SLUICE_ASSIGN_OR_RETURN(pt.result, runner.Run(levels[pt.level], batch));
       pt.te = Te(batch, pt.result, runner.ShareOf(levels[pt.level]));
-      if (pt.result.latency <= target || pt.level == top || pt.te <= bar) return pt;
+      if (pt.result.latency <= target || pt.level == top || pt.te <= bar)
+        return pt;
     }
   };
   SLUICE_ASSIGN_OR_RETURN(Point last, grow(1, 0, 0.0));
-  if (last.result.latency > target) return SloMissed(slo);
+  if (last.result.latency > target)
+    return SloMissed(slo);
   Point best = last;
   for (int batch = 2; batch <= config_.max_batch; batch *= 2) {
     const double bar = (1.0 - config_.te_tolerance) * last.te;
     SLUICE_ASSIGN_OR_RETURN(Point next, grow(batch, last.level, bar));
-    if (next.result.latency > target || !(next.te > bar)) break;
+    if (next.result.latency > target || !(next.te > bar))
+      break;
     last = next;
-    if (last.te > best.te) best = last;
+    if (last.te > best.te)
+      best = last;
   }
   return Finish(best, levels, runner, config_.limit_factor);
 }
@@ -175,12 +185,15 @@ absl::StatusOr<Profile> Profiler::TraverseInference(TrialRunner& trial_runner,
   for (int batch = 1; batch <= config_.max_batch; batch *= 2) {
     for (int level = 0; level < static_cast<int>(levels.size()); ++level) {
       SLUICE_ASSIGN_OR_RETURN(TrialResult r, runner.Run(levels[level], batch));
-      if (r.latency > target) continue;
+      if (r.latency > target)
+        continue;
       const double te = Te(batch, r, runner.ShareOf(levels[level]));
-      if (best.level < 0 || te > best.te) best = Point{batch, level, r, te};
+      if (best.level < 0 || te > best.te)
+        best = Point{batch, level, r, te};
     }
   }
-  if (best.level < 0) return SloMissed(slo);
+  if (best.level < 0)
+    return SloMissed(slo);
   return Finish(best, levels, runner, config_.limit_factor);
 }
 

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "common/units.h"
 #include "core/resource/cluster.h"
 
@@ -68,11 +69,11 @@ struct ProfilerConfig {
 
 struct Profile {
   SmQuota quota;
-  int batch = 1;              // chosen IBS (inference); 1 for training
-  double throughput = 0;      // inference: IBS / t_exec at the optimum; training: T1
-  absl::Duration latency;     // inference: t_exec at the optimum; training: at 100 %
-  Bytes memory;               // largest memory seen over the trials
-  int trials = 0;             // distinct trials run (repeats are cached)
+  int batch = 1;           // chosen IBS (inference); 1 for training
+  double throughput = 0;   // inference: IBS / t_exec at the optimum; training: T1
+  absl::Duration latency;  // inference: t_exec at the optimum; training: at 100 %
+  Bytes memory;            // largest memory seen over the trials
+  int trials = 0;          // distinct trials run (repeats are cached)
 };
 
 class Profiler {

@@ -8,14 +8,16 @@
 #include <sstream>
 #include <string>
 
-#include "core/dilu/profiler.h"
 #include "gtest/gtest.h"
+
+#include "core/dilu/profiler.h"
 
 namespace sluice::core {
 namespace {
 
 std::string DataDir() {
-  if (const char* d = std::getenv("SLUICE_DATA_DIR")) return d;
+  if (const char* d = std::getenv("SLUICE_DATA_DIR"))
+    return d;
   const char* src = std::getenv("SLUICE_SOURCE_DIR");
   return std::string(src ? src : ".") + "/../shared/data";
 }
@@ -38,7 +40,8 @@ class TableRunner : public TrialRunner {
   }
   absl::StatusOr<TrialResult> Run(const Trial& t) override {
     auto it = table_.find({t.batch, static_cast<int>(t.sm_share * 100 + 0.5)});
-    if (it == table_.end()) return absl::NotFoundError("no such trial in the table");
+    if (it == table_.end())
+      return absl::NotFoundError("no such trial in the table");
     return TrialResult{absl::Seconds(it->second), t.batch / it->second, Bytes()};
   }
 
@@ -57,15 +60,17 @@ TEST(ProfilerDataTest, HybridGrowthSearchOnDilusMeasuredTables) {
   // Golden values of this implementation (te_tolerance 5 %); the traversal optimum is equal for
   // every model but gpt2_large, where HGS stops at <1, 10 %> (TE 262/s) and the traversal finds
   // <4, 30 %> (268/s, 2 % better) across a noisy dip.
-  const Expect expected[] = {{"bert_base", 5, 4, 10},     {"gpt2_large", 3, 1, 10},
-                             {"llama2", 12, 32, 70},      {"resnet152", 10, 32, 50},
+  const Expect expected[] = {{"bert_base", 5, 4, 10},
+                             {"gpt2_large", 3, 1, 10},
+                             {"llama2", 12, 32, 70},
+                             {"resnet152", 10, 32, 50},
                              {"roberta_large", 7, 4, 30}};
   const Profiler profiler = *Profiler::Create({});
   for (const Expect& e : expected) {
     TableRunner table;
-    const std::string path =
-        DataDir() + "/dilu-artifacts/profiles_bs_sm/bs_sm_" + e.model + ".csv";
-    if (!table.Load(path)) GTEST_SKIP() << "Dilu profiles not available at " << path;
+    const std::string path = DataDir() + "/dilu-artifacts/profiles_bs_sm/bs_sm_" + e.model + ".csv";
+    if (!table.Load(path))
+      GTEST_SKIP() << "Dilu profiles not available at " << path;
     auto hgs = profiler.ProfileInference(table, absl::Milliseconds(100));
     auto trav = profiler.TraverseInference(table, absl::Milliseconds(100));
     ASSERT_TRUE(hgs.ok() && trav.ok()) << e.model;

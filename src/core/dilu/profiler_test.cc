@@ -20,8 +20,8 @@ class AmdahlRunner : public TrialRunner {
  public:
   absl::StatusOr<TrialResult> Run(const Trial& t) override {
     ++calls;
-    static const std::map<int, double> w = {{1, 10}, {2, 12}, {4, 16}, {8, 30}, {16, 70},
-                                            {32, 150}};
+    static const std::map<int, double> w = {{1, 10}, {2, 12},  {4, 16},
+                                            {8, 30}, {16, 70}, {32, 150}};
     const double ms = w.at(t.batch) * (0.2 + 0.8 / t.sm_share);
     return TrialResult{absl::Milliseconds(ms), t.batch / (ms / 1000), Bytes::GiB(t.batch)};
   }
@@ -43,7 +43,9 @@ class CurveRunner : public TrialRunner {
   std::function<double(double)> f_;
 };
 
-Profiler MakeProfiler(ProfilerConfig c = {}) { return *Profiler::Create(c); }
+Profiler MakeProfiler(ProfilerConfig c = {}) {
+  return *Profiler::Create(c);
+}
 
 TEST(ProfilerTest, HybridGrowthSearchHandWorked) {
   // Target t_exec <= SLO / 2 = 50 ms. TE = IBS / (t_exec s) in 1/s.
@@ -143,7 +145,7 @@ TEST(ProfilerTest, TrainingStopsWhenTheGridIsExhausted) {
   auto p = MakeProfiler(c).ProfileTraining(runner);
   ASSERT_TRUE(p.ok());
   EXPECT_DOUBLE_EQ(p->quota.request, 0.34);  // 0.33 < 0.333 <= 0.34
-  EXPECT_DOUBLE_EQ(p->quota.limit, 0.5);      // T(50 %) = T1 exactly: within +-0 % at once
+  EXPECT_DOUBLE_EQ(p->quota.limit, 0.5);     // T(50 %) = T1 exactly: within +-0 % at once
   EXPECT_LE(p->trials, 1 + 2 * 7);
 }
 
@@ -153,7 +155,9 @@ TEST(ProfilerTest, TrainingPropertyOverRandomSaturatingCurves) {
     const double k = std::uniform_real_distribution<double>(0.01, 2)(rng);
     const double e = std::uniform_real_distribution<double>(0.5, 3)(rng);
     // Monotone, T(1) = 1.
-    auto f = [&](double s) { return std::pow(s / (s + k), e) / std::pow(1 / (1 + k), e); };
+    auto f = [&](double s) {
+      return std::pow(s / (s + k), e) / std::pow(1 / (1 + k), e);
+    };
     CurveRunner runner(f);
     auto p = MakeProfiler().ProfileTraining(runner);
     ASSERT_TRUE(p.ok()) << "seed=" << seed;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::core {
@@ -25,7 +26,8 @@ absl::StatusOr<std::unique_ptr<DiluScheduler>> DiluScheduler::Create(
   if (config.node_candidates < 1) {
     return absl::InvalidArgumentError("node_candidates must be >= 1");
   }
-  if (hook == nullptr) hook = MakeAffinityHook(config.affinity);
+  if (hook == nullptr)
+    hook = MakeAffinityHook(config.affinity);
   return std::unique_ptr<DiluScheduler>(new DiluScheduler(config, std::move(hook)));
 }
 
@@ -60,7 +62,8 @@ bool DiluScheduler::EnsureInit(const ClusterState& state) {
     auto it = std::find(class_memory_.begin(), class_memory_.end(), m);
     class_of_[g.id.value()] = static_cast<int>(it - class_memory_.begin());
     node_of_.push_back(static_cast<int>(g.node.value()));
-    if (it == class_memory_.end()) class_memory_.push_back(m);
+    if (it == class_memory_.end())
+      class_memory_.push_back(m);
   }
   for (int n = 0; n < state.node_count(); ++n) {
     max_per_node = std::max<int>(max_per_node, state.gpus_of(NodeId(n)).size());
@@ -84,20 +87,24 @@ bool DiluScheduler::EnsureInit(const ClusterState& state) {
   idle_gpus_.assign(classes, {});
   node_idle_.assign(state.node_count(), 0);
   idle_nodes_.assign(classes, std::vector<std::set<int>>(max_per_node + 1));
-  for (int g = 0; g < gpu_count_; ++g) Reindex(g, state);
+  for (int g = 0; g < gpu_count_; ++g)
+    Reindex(g, state);
   for (GpuId g : state.active_gpus()) {
-    for (const Allocation& a : state.gpu(g).allocations) hook_->OnAdded(a);
+    for (const Allocation& a : state.gpu(g).allocations)
+      hook_->OnAdded(a);
   }
   return true;
 }
 
 void DiluScheduler::SetIdle(int gpu, bool idle) {
-  if (static_cast<bool>(idle_[gpu]) == idle) return;
+  if (static_cast<bool>(idle_[gpu]) == idle)
+    return;
   idle_[gpu] = idle;
   const int c = class_of_[gpu];
   const int node = node_of_[gpu];
   int& count = node_idle_[node];
-  if (count > 0) idle_nodes_[c][count].erase(node);
+  if (count > 0)
+    idle_nodes_[c][count].erase(node);
   if (idle) {
     idle_gpus_[c].insert(gpu);
     ++count;
@@ -105,7 +112,8 @@ void DiluScheduler::SetIdle(int gpu, bool idle) {
     idle_gpus_[c].erase(gpu);
     --count;
   }
-  if (count > 0) idle_nodes_[c][count].insert(node);
+  if (count > 0)
+    idle_nodes_[c][count].insert(node);
 }
 
 void DiluScheduler::Reindex(int gpu, const ClusterState& state) {
@@ -113,7 +121,8 @@ void DiluScheduler::Reindex(int gpu, const ClusterState& state) {
   const GpuState& gs = state.gpu(GpuId(gpu));
   if (!gs.active()) {
     for (auto* v : {&best_fit_, &worst_fit_, &first_fit_}) {
-      for (FitIndex& index : *v) index.Erase(gpu);
+      for (FitIndex& index : *v)
+        index.Erase(gpu);
     }
     SetIdle(gpu, true);
     return;
@@ -135,13 +144,16 @@ void DiluScheduler::Hide(int gpu) {
   hidden_[gpu] = 1;
   SetIdle(gpu, false);
   for (auto* v : {&best_fit_, &worst_fit_, &first_fit_}) {
-    for (FitIndex& index : *v) index.Erase(gpu);
+    for (FitIndex& index : *v)
+      index.Erase(gpu);
   }
 }
 
 DiluScheduler::Order DiluScheduler::OrderFor(const InstanceDemand& demand) const {
-  if (!config_.resource_complementarity) return Order::kFirstFit;
-  if (demand.kind == FunctionKind::kLlmInference && demand.gpus > 1) return Order::kWorstFitMemory;
+  if (!config_.resource_complementarity)
+    return Order::kFirstFit;
+  if (demand.kind == FunctionKind::kLlmInference && demand.gpus > 1)
+    return Order::kWorstFitMemory;
   return Order::kBestFit;
 }
 
@@ -158,8 +170,10 @@ double DiluScheduler::OrderKey(Order order, const GpuState& gpu, const Room& nee
 }
 
 bool DiluScheduler::Better(const Pick& a, const Pick& b) {
-  if (a.gpu < 0) return false;
-  if (b.gpu < 0) return true;
+  if (a.gpu < 0)
+    return false;
+  if (b.gpu < 0)
+    return true;
   return a.key < b.key || (a.key == b.key && a.gpu < b.gpu);
 }
 
@@ -171,9 +185,11 @@ int DiluScheduler::PickAffinity(const InstanceDemand& d, const Room& need, Order
   for (GpuId id : wa_) {
     const int g = static_cast<int>(id.value());
     const GpuState& gs = state.gpu(id);
-    if (hidden_[g] || !gs.active() || !Fits(RoomOf(gs), need)) continue;
+    if (hidden_[g] || !gs.active() || !Fits(RoomOf(gs), need))
+      continue;
     const Pick p{g, OrderKey(order, gs, need)};
-    if (Better(p, best)) best = p;
+    if (Better(p, best))
+      best = p;
   }
   return best.gpu;
 }
@@ -190,9 +206,11 @@ int DiluScheduler::PickActive(const Room& need, Order order, const ClusterState&
   Pick best;
   for (const FitIndex& index : best_fit_) {  // one per GPU memory size
     const int g = index.FindFirst(need);
-    if (g < 0) continue;
+    if (g < 0)
+      continue;
     const Pick p{g, Score(state.gpu(GpuId(g)), need)};
-    if (Better(p, best)) best = p;
+    if (Better(p, best))
+      best = p;
   }
   return best.gpu;
 }
@@ -203,7 +221,8 @@ int DiluScheduler::PickIdle(const Room& need, Order order) const {
   }
   Pick best;
   for (size_t c = 0; c < class_memory_.size(); ++c) {
-    if (idle_gpus_[c].empty() || need.memory > class_memory_[c]) continue;
+    if (idle_gpus_[c].empty() || need.memory > class_memory_[c])
+      continue;
     const int g = *idle_gpus_[c].begin();
     const double mem = static_cast<double>(class_memory_[c]);
     double key = g;  // first fit
@@ -213,7 +232,8 @@ int DiluScheduler::PickIdle(const Room& need, Order order) const {
       key = -mem;
     }
     const Pick p{g, key};
-    if (Better(p, best)) best = p;
+    if (Better(p, best))
+      best = p;
   }
   return best.gpu;
 }
@@ -221,38 +241,46 @@ int DiluScheduler::PickIdle(const Room& need, Order order) const {
 absl::StatusOr<std::vector<GpuId>> DiluScheduler::Place(const InstanceDemand& demand,
                                                         const ClusterState& state) {
   EnsureInit(state);
-  if (demand.gpus < 1) return absl::InvalidArgumentError("demand needs at least one GPU");
+  if (demand.gpus < 1)
+    return absl::InvalidArgumentError("demand needs at least one GPU");
   SLUICE_RETURN_IF_ERROR(ValidateQuota(demand.quota));
-  if (demand.memory_per_gpu.count() < 0) return absl::InvalidArgumentError("negative memory");
+  if (demand.memory_per_gpu.count() < 0)
+    return absl::InvalidArgumentError("negative memory");
   const Room need{demand.quota.request, demand.quota.limit, demand.memory_per_gpu.count()};
   const Order order = OrderFor(demand);
-  if (demand.same_node && demand.gpus > 1) return PlaceOnOneNode(demand, need, order, state);
+  if (demand.same_node && demand.gpus > 1)
+    return PlaceOnOneNode(demand, need, order, state);
   std::vector<GpuId> chosen;
   for (int k = 0; k < demand.gpus; ++k) {
     int g = config_.workload_affinity ? PickAffinity(demand, need, order, state) : -1;
-    if (g < 0) g = PickActive(need, order, state);
-    if (g < 0) g = PickIdle(need, order);
-    if (g < 0) break;
+    if (g < 0)
+      g = PickActive(need, order, state);
+    if (g < 0)
+      g = PickIdle(need, order);
+    if (g < 0)
+      break;
     chosen.push_back(GpuId(g));
     Hide(g);
   }
-  for (GpuId g : chosen) Reindex(static_cast<int>(g.value()), state);
+  for (GpuId g : chosen)
+    Reindex(static_cast<int>(g.value()), state);
   if (static_cast<int>(chosen.size()) < demand.gpus) {
-    return absl::ResourceExhaustedError(absl::StrCat("no room for instance ",
-                                                     demand.instance.value(), " (", demand.gpus,
-                                                     " GPU(s))"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "no room for instance ", demand.instance.value(), " (", demand.gpus, " GPU(s))"));
   }
   return chosen;
 }
 
 void DiluScheduler::OnAdded(const Allocation& a, const ClusterState& state) {
-  if (EnsureInit(state)) return;  // built from `state`, which already holds `a`
+  if (EnsureInit(state))
+    return;  // built from `state`, which already holds `a`
   Reindex(static_cast<int>(a.gpu.value()), state);
   hook_->OnAdded(a);
 }
 
 void DiluScheduler::OnRemoved(const Allocation& a, const ClusterState& state) {
-  if (EnsureInit(state)) return;
+  if (EnsureInit(state))
+    return;
   Reindex(static_cast<int>(a.gpu.value()), state);
   hook_->OnRemoved(a);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+
 #include "core/dilu/scheduler.h"
 
 namespace sluice::core {
@@ -14,7 +15,9 @@ namespace {
 
 std::vector<InstanceDemand> DiluMix(int n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
+  auto uni = [&](double a, double b) {
+    return std::uniform_real_distribution<double>(a, b)(rng);
+  };
   std::vector<InstanceDemand> out;
   out.reserve(n);
   for (int i = 0; i < n; ++i) {
@@ -76,12 +79,16 @@ void PlaceAll(benchmark::State& bench, int instances, int nodes, SchedulerConfig
   }
   bench.counters["active_gpus"] = static_cast<double>(active);
   bench.counters["s_per_instance"] = benchmark::Counter(
-      static_cast<double>(instances), benchmark::Counter::kIsIterationInvariantRate |
-                                          benchmark::Counter::kInvert);
+      static_cast<double>(instances),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-void BM_Place3200On4000Gpus(benchmark::State& s) { PlaceAll(s, 3200, 1000, {}); }
-void BM_Place100kInstances(benchmark::State& s) { PlaceAll(s, 100000, 25000, {}); }
+void BM_Place3200On4000Gpus(benchmark::State& s) {
+  PlaceAll(s, 3200, 1000, {});
+}
+void BM_Place100kInstances(benchmark::State& s) {
+  PlaceAll(s, 100000, 25000, {});
+}
 void BM_Place3200FirstFit(benchmark::State& s) {
   SchedulerConfig c;
   c.resource_complementarity = false;

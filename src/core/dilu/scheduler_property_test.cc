@@ -7,8 +7,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "core/dilu/scheduler.h"
 #include "gtest/gtest.h"
+
+#include "core/dilu/scheduler.h"
 
 namespace sluice::core {
 namespace {
@@ -20,8 +21,12 @@ struct Case {
 };
 
 Case RandomCase(std::mt19937_64& rng) {
-  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
-  auto pick = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
+  auto uni = [&](double a, double b) {
+    return std::uniform_real_distribution<double>(a, b)(rng);
+  };
+  auto pick = [&](int a, int b) {
+    return std::uniform_int_distribution<int>(a, b)(rng);
+  };
   Case c;
   ClusterSpec spec;
   const int nodes = pick(1, 6);
@@ -46,13 +51,17 @@ Case RandomCase(std::mt19937_64& rng) {
 }
 
 InstanceDemand RandomDemand(std::mt19937_64& rng, int instance) {
-  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
-  auto pick = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
+  auto uni = [&](double a, double b) {
+    return std::uniform_real_distribution<double>(a, b)(rng);
+  };
+  auto pick = [&](int a, int b) {
+    return std::uniform_int_distribution<int>(a, b)(rng);
+  };
   InstanceDemand d;
   d.instance = InstanceId(instance);
   d.function = FunctionId(pick(1, 8));
   const int kind = pick(0, 9);
-  d.kind = kind < 2 ? FunctionKind::kTraining
+  d.kind = kind < 2   ? FunctionKind::kTraining
            : kind < 4 ? FunctionKind::kLlmInference
                       : FunctionKind::kInference;
   d.gpus = d.kind == FunctionKind::kInference ? 1 : pick(1, 4);
@@ -73,23 +82,29 @@ struct Reference {
 
   bool Llm() const { return d.kind == FunctionKind::kLlmInference && d.gpus > 1; }
   double Key(const GpuState& g) const {
-    if (!s.config().resource_complementarity) return static_cast<double>(g.id.value());
-    if (Llm()) return -static_cast<double>(g.memory_free().count());
+    if (!s.config().resource_complementarity)
+      return static_cast<double>(g.id.value());
+    if (Llm())
+      return -static_cast<double>(g.memory_free().count());
     return s.Score(g, need);
   }
   std::set<int> AffinityGpus() const {
     std::set<int> own, out;
     for (const GpuState& g : st.gpus()) {
       for (const Allocation& a : g.allocations) {
-        if (a.function == d.function) own.insert(static_cast<int>(g.id.value()));
+        if (a.function == d.function)
+          own.insert(static_cast<int>(g.id.value()));
       }
     }
-    if (s.config().affinity == AffinityKind::kSameFunction) return own;
+    if (s.config().affinity == AffinityKind::kSameFunction)
+      return own;
     for (int g : own) {
       for (const Allocation& a : st.gpu(GpuId(g)).allocations) {
-        if (a.function == d.function) continue;
+        if (a.function == d.function)
+          continue;
         for (GpuId sib : st.GpusOf(a.instance)) {
-          if (st.GpusOf(a.instance).size() > 1 && !own.contains(sib.value())) out.insert(sib.value());
+          if (st.GpusOf(a.instance).size() > 1 && !own.contains(sib.value()))
+            out.insert(sib.value());
         }
       }
     }
@@ -100,7 +115,8 @@ struct Reference {
     double best_key = 0;
     for (int g : gpus) {
       const GpuState& gs = st.gpu(GpuId(g));
-      if (excluded.contains(g) || !Fits(s.RoomOf(gs), need)) continue;
+      if (excluded.contains(g) || !Fits(s.RoomOf(gs), need))
+        continue;
       const double k = Key(gs);
       if (best < 0 || k < best_key - 1e-12 || (std::abs(k - best_key) <= 1e-12 && g < best)) {
         best = g;
@@ -110,7 +126,8 @@ struct Reference {
     return best;
   }
   int Tier(int g) const {
-    if (!st.gpu(GpuId(g)).active()) return 2;
+    if (!st.gpu(GpuId(g)).active())
+      return 2;
     return s.config().workload_affinity && AffinityGpus().contains(g) ? 0 : 1;
   }
   int PickOne() const {
@@ -127,28 +144,30 @@ struct Reference {
       }
     }
     int g = BestAmong(wa);
-    if (g < 0) g = BestAmong(act);
-    if (g >= 0) return g;
-    if (g < 0) g = BestAmong(idle);  // same keys as PickIdle: lowest id of the best GPU model
+    if (g < 0)
+      g = BestAmong(act);
+    if (g >= 0)
+      return g;
+    if (g < 0)
+      g = BestAmong(idle);  // same keys as PickIdle: lowest id of the best GPU model
     return g;
   }
 };
 
 std::string Describe(const Case& c, const InstanceDemand& d, int got, int expected) {
-  std::string out = absl::StrCat("\nconfig a=", c.config.alpha, " b=", c.config.beta, " O=",
-                                 c.config.omega, " g=", c.config.gamma, " rc=",
-                                 c.config.resource_complementarity, " wa=",
-                                 c.config.workload_affinity, " aff=",
-                                 static_cast<int>(c.config.affinity), "\ndemand fn=",
-                                 d.function.value(), " kind=", static_cast<int>(d.kind), " gpus=",
-                                 d.gpus, " q=", d.quota.request, "/", d.quota.limit, " mem=",
-                                 d.memory_per_gpu.gib());
+  std::string out = absl::StrCat(
+      "\nconfig a=", c.config.alpha, " b=", c.config.beta, " O=", c.config.omega,
+      " g=", c.config.gamma, " rc=", c.config.resource_complementarity,
+      " wa=", c.config.workload_affinity, " aff=", static_cast<int>(c.config.affinity),
+      "\ndemand fn=", d.function.value(), " kind=", static_cast<int>(d.kind), " gpus=", d.gpus,
+      " q=", d.quota.request, "/", d.quota.limit, " mem=", d.memory_per_gpu.gib());
   for (int g : {got, expected}) {
     const GpuState& gs = c.state->gpu(GpuId(g));
     absl::StrAppend(&out, "\ngpu ", g, " req=", gs.sum_request, " lim=", gs.sum_limit,
-                    " mem=", gs.memory_used.gib(), "/", gs.spec.memory.gib(), " active=",
-                    gs.active(), " fns=");
-    for (const Allocation& a : gs.allocations) absl::StrAppend(&out, a.function.value(), ",");
+                    " mem=", gs.memory_used.gib(), "/", gs.spec.memory.gib(),
+                    " active=", gs.active(), " fns=");
+    for (const Allocation& a : gs.allocations)
+      absl::StrAppend(&out, a.function.value(), ",");
   }
   return out;
 }
@@ -178,8 +197,8 @@ TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
         continue;
       }
       const InstanceDemand d = RandomDemand(rng, next_instance++);
-      Reference ref{*c.sched, *c.state, d, {d.quota.request, d.quota.limit,
-                                            d.memory_per_gpu.count()}, {}};
+      Reference ref{
+          *c.sched, *c.state, d, {d.quota.request, d.quota.limit, d.memory_per_gpu.count()}, {}};
       const bool per_gpu = !d.same_node || d.gpus == 1;  // Algorithm 1's GPU-by-GPU loop
       auto placed = c.sched->Place(d, *c.state);
       if (!placed.ok()) {
@@ -187,7 +206,8 @@ TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
         if (per_gpu) {  // the reference must fail too, at some k
           for (int k = 0; k < d.gpus; ++k) {
             const int g = ref.PickOne();
-            if (g < 0) break;
+            if (g < 0)
+              break;
             ASSERT_LT(k + 1, d.gpus) << where << " reference placed it";
             ref.excluded.insert(g);
           }
@@ -203,7 +223,8 @@ TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
           ASSERT_EQ(gs.node, c.state->gpu((*placed)[0]).node) << where;
         }
         distinct.insert(g.value());
-        if (!per_gpu) continue;
+        if (!per_gpu)
+          continue;
         // Same choice as the reference up to floating-point ties (then either GPU is right).
         const int want = ref.PickOne();
         ASSERT_GE(want, 0) << where;

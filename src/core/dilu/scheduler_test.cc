@@ -39,13 +39,16 @@ class SchedulerTest : public ::testing::Test {
     auto placed = sched_->Place(d, *state_);
     EXPECT_TRUE(placed.ok()) << placed.status();
     std::vector<int> ids;
-    if (!placed.ok()) return ids;
-    for (GpuId g : *placed) ids.push_back(static_cast<int>(g.value()));
+    if (!placed.ok())
+      return ids;
+    for (GpuId g : *placed)
+      ids.push_back(static_cast<int>(g.value()));
     Put(d, ids);
     return ids;
   }
   void RemoveInstance(int inst) {
-    for (const Allocation& a : state_->Remove(InstanceId(inst))) sched_->OnRemoved(a, *state_);
+    for (const Allocation& a : state_->Remove(InstanceId(inst)))
+      sched_->OnRemoved(a, *state_);
   }
 
   std::unique_ptr<ClusterState> state_;
@@ -107,8 +110,8 @@ TEST_F(SchedulerTest, MemoryIsAHardConstraint) {
 
 TEST_F(SchedulerTest, AffinityTierComesBeforeABetterFitElsewhere) {
   Init(1);
-  Put(Demand(1, 7, 0.2, 0.4, 5), {1});    // function 7 on GPU 1 (emptier)
-  Put(Demand(2, 8, 0.6, 0.9, 25), {0});   // GPU 0 would be the best fit
+  Put(Demand(1, 7, 0.2, 0.4, 5), {1});   // function 7 on GPU 1 (emptier)
+  Put(Demand(2, 8, 0.6, 0.9, 25), {0});  // GPU 0 would be the best fit
   EXPECT_EQ(PlaceAndCommit(Demand(3, 7, 0.2, 0.4, 5)), std::vector<int>{1});
   SchedulerConfig no_wa;
   no_wa.workload_affinity = false;
@@ -123,8 +126,8 @@ TEST_F(SchedulerTest, PartnerWorkersAffinityFollowsTheTrainingJobsOtherWorker) {
   c.affinity = AffinityKind::kPartnerWorkers;
   Init(1, c);
   Put(Demand(1, 1, 0.4, 0.8, 10, 2, FunctionKind::kTraining), {0, 1});  // Func-a, 2 workers
-  Put(Demand(2, 2, 0.2, 0.4, 5), {0});     // Func-b instance-1 beside worker 1
-  Put(Demand(3, 3, 0.3, 0.5, 20), {2});    // GPU 2 would be the best fit for Func-b
+  Put(Demand(2, 2, 0.2, 0.4, 5), {0});   // Func-b instance-1 beside worker 1
+  Put(Demand(3, 3, 0.3, 0.5, 20), {2});  // GPU 2 would be the best fit for Func-b
   // G_WA = {GPU 1}: the other worker of the job that shares GPU 0 with Func-b.
   EXPECT_EQ(PlaceAndCommit(Demand(4, 2, 0.2, 0.4, 5)), std::vector<int>{1});
 }
@@ -166,8 +169,8 @@ TEST_F(SchedulerTest, MultiGpuWithoutSameNodeChoosesDistinctGpus) {
 
 TEST_F(SchedulerTest, SameNodeTrainingTakesOneNode) {
   Init(3);
-  Put(Demand(1, 1, 0.9, 0.9, 1), {0});   // node 0: GPU 0 full, 3 idle
-  Put(Demand(2, 2, 0.5, 0.5, 1), {4});   // node 1: GPU 4 half full, 3 idle
+  Put(Demand(1, 1, 0.9, 0.9, 1), {0});  // node 0: GPU 0 full, 3 idle
+  Put(Demand(2, 2, 0.5, 0.5, 1), {4});  // node 1: GPU 4 half full, 3 idle
   InstanceDemand t = Demand(3, 3, 0.4, 0.8, 10, 4, FunctionKind::kTraining);
   t.same_node = true;
   // Node 1 can host all four (GPU 4 has room); node 0 only three.
@@ -189,7 +192,8 @@ TEST_F(SchedulerTest, SameNodeTrainingTakesOneNode) {
 
 TEST_F(SchedulerTest, FullClusterIsResourceExhaustedAndChangesNothing) {
   Init(1);
-  for (int i = 0; i < 4; ++i) PlaceAndCommit(Demand(i, i, 0.9, 0.9, 1));
+  for (int i = 0; i < 4; ++i)
+    PlaceAndCommit(Demand(i, i, 0.9, 0.9, 1));
   auto r = sched_->Place(Demand(9, 9, 0.2, 0.2, 1, 2), *state_);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   RemoveInstance(2);
@@ -213,8 +217,8 @@ TEST_F(SchedulerTest, RejectsMalformedDemandsAndConfigs) {
 
 TEST_F(SchedulerTest, JoinsAPopulatedStateAndRemovalsReopenGpus) {
   state_ = std::make_unique<ClusterState>(ClusterSpec::Uniform(1, NodeSpec{}));
-  ASSERT_TRUE(state_->Add({InstanceId(1), FunctionId(1), GpuId(2), Bytes::GiB(5), {0.5, 0.5}})
-                  .ok());
+  ASSERT_TRUE(
+      state_->Add({InstanceId(1), FunctionId(1), GpuId(2), Bytes::GiB(5), {0.5, 0.5}}).ok());
   sched_ = *DiluScheduler::Create({});
   EXPECT_EQ(PlaceAndCommit(Demand(2, 2, 0.2, 0.2, 1)), std::vector<int>{2});
   RemoveInstance(1);

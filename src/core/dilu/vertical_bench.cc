@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+
 #include "core/dilu/vertical_controller.h"
 
 namespace sluice::core {

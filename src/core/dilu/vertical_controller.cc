@@ -14,13 +14,15 @@ absl::StatusOr<std::unique_ptr<DiluVerticalController>> DiluVerticalController::
                   c.eta_recover <= std::min(c.eta_violation, c.eta_violation_llm) &&
                   c.recovery_every >= 1 && c.rate_window >= 1 && c.min_klc_periods >= 1 &&
                   c.token_floor > 0 && c.token_floor <= 1;
-  if (!ok) return absl::InvalidArgumentError("invalid vertical controller config");
+  if (!ok)
+    return absl::InvalidArgumentError("invalid vertical controller config");
   return std::unique_ptr<DiluVerticalController>(new DiluVerticalController(c));
 }
 
 void DiluVerticalController::Match(std::span<const InstanceActivity> instances) {
   bool same = slots_.size() == instances.size();
-  for (size_t i = 0; same && i < instances.size(); ++i) same = slots_[i].id == instances[i].instance;
+  for (size_t i = 0; same && i < instances.size(); ++i)
+    same = slots_[i].id == instances[i].instance;
   if (!same) {
     std::vector<Slot> next;
     next.reserve(instances.size());
@@ -49,7 +51,8 @@ void DiluVerticalController::Observe(Slot& s, int64_t blocks) {
   blocks = std::max<int64_t>(blocks, 0);
   s.sum += blocks - s.ring[s.pos];
   s.ring[s.pos] = blocks;
-  if (++s.pos == static_cast<int>(s.ring.size())) s.pos = 0;
+  if (++s.pos == static_cast<int>(s.ring.size()))
+    s.pos = 0;
   s.busy = blocks > 0;
   if (s.busy) {
     ++s.run;
@@ -72,12 +75,15 @@ DiluVerticalController::Branch DiluVerticalController::EvalSlo(const Slot& s,
                                                                int64_t others_sum) const {
   const double eta = a.llm ? config_.eta_violation_llm : config_.eta_violation;
   const double last = s.last < 0 ? a.quota.request : s.last;
-  if (s.sum == 0) return {GpuShareState::kRecovery, a.quota.request};
-  if (s.delta > eta) return {GpuShareState::kEmergency, a.quota.limit};
+  if (s.sum == 0)
+    return {GpuShareState::kRecovery, a.quota.request};
+  if (s.delta > eta)
+    return {GpuShareState::kEmergency, a.quota.limit};
   if (others_sum == 0) {
     return {GpuShareState::kRecovery, std::min(last * config_.eta_increase, a.quota.limit)};
   }
-  if (s.delta < config_.eta_recover) return {GpuShareState::kRecovery, a.quota.request};
+  if (s.delta < config_.eta_recover)
+    return {GpuShareState::kRecovery, a.quota.request};
   return {GpuShareState::kContention, a.quota.request};
 }
 
@@ -85,11 +91,14 @@ void DiluVerticalController::Decide(std::span<const InstanceActivity> instances)
   int worst = -1;  // SLO instance with the largest Delta T among those proposing EMERGENCY
   bool any_slo = false, contention = false, owner_holds = false;
   for (size_t i = 0; i < instances.size(); ++i) {
-    if (!instances[i].slo_sensitive) continue;
+    if (!instances[i].slo_sensitive)
+      continue;
     any_slo = true;
     const GpuShareState p = branch_[i].state;
-    if (slots_[i].id == owner_ && p == GpuShareState::kEmergency) owner_holds = true;
-    if (p == GpuShareState::kContention) contention = true;
+    if (slots_[i].id == owner_ && p == GpuShareState::kEmergency)
+      owner_holds = true;
+    if (p == GpuShareState::kContention)
+      contention = true;
     if (p == GpuShareState::kEmergency && (worst < 0 || slots_[i].delta > slots_[worst].delta)) {
       worst = static_cast<int>(i);
     }
@@ -108,7 +117,8 @@ void DiluVerticalController::Decide(std::span<const InstanceActivity> instances)
   }
   if (state_ == GpuShareState::kEmergency) {
     for (const Slot& s : slots_) {
-      if (s.id == owner_) owner_overflow_ = 1 + s.delta;
+      if (s.id == owner_)
+        owner_overflow_ = 1 + s.delta;
     }
   }
   recovery_periods_ = state_ == GpuShareState::kRecovery ? recovery_periods_ + 1 : 0;
@@ -135,11 +145,13 @@ double DiluVerticalController::IssueBestEffort(const Slot& s, const InstanceActi
 void DiluVerticalController::Conserve(std::span<const InstanceActivity> instances) {
   double pool = 1.0;
   for (size_t i = 0; i < instances.size(); ++i) {
-    if (slots_[i].busy) pool -= share_[i];
+    if (slots_[i].busy)
+      pool -= share_[i];
   }
   for (int tier = 0; tier < 2 && pool > 1e-12; ++tier) {
     const bool slo_tier = tier == 0;
-    if (!slo_tier && state_ == GpuShareState::kEmergency) break;
+    if (!slo_tier && state_ == GpuShareState::kEmergency)
+      break;
     for (size_t round = 0; round < instances.size() && pool > 1e-12; ++round) {
       double weight = 0;
       for (size_t i = 0; i < instances.size(); ++i) {
@@ -148,11 +160,13 @@ void DiluVerticalController::Conserve(std::span<const InstanceActivity> instance
           weight += a.quota.request;
         }
       }
-      if (weight <= 0) break;
+      if (weight <= 0)
+        break;
       const double offer = pool;
       for (size_t i = 0; i < instances.size(); ++i) {
         const InstanceActivity& a = instances[i];
-        if (!slots_[i].busy || a.slo_sensitive != slo_tier || share_[i] >= a.quota.limit) continue;
+        if (!slots_[i].busy || a.slo_sensitive != slo_tier || share_[i] >= a.quota.limit)
+          continue;
         const double give = std::min(offer * a.quota.request / weight, a.quota.limit - share_[i]);
         share_[i] += give;
         pool -= give;
@@ -185,7 +199,8 @@ void DiluVerticalController::Issue(absl::Time now, int64_t max_tokens,
     share_[i] = std::clamp(s, std::min(config_.token_floor, a.quota.limit), a.quota.limit);
     slots_[i].last = share_[i];
   }
-  if (config_.work_conserving) Conserve(instances);
+  if (config_.work_conserving)
+    Conserve(instances);
   const double floor_tokens = std::ceil(config_.token_floor * max_tokens);
   for (size_t i = 0; i < n; ++i) {
     const double t = std::max(floor_tokens, std::floor(share_[i] * max_tokens + 1e-9));
@@ -194,9 +209,9 @@ void DiluVerticalController::Issue(absl::Time now, int64_t max_tokens,
 }
 
 void DiluVerticalController::Forget(InstanceId instance) {
-  slots_.erase(std::remove_if(slots_.begin(), slots_.end(),
-                              [&](const Slot& s) { return s.id == instance; }),
-               slots_.end());
+  slots_.erase(
+      std::remove_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.id == instance; }),
+      slots_.end());
   if (state_ == GpuShareState::kEmergency && owner_ == instance) {
     state_ = GpuShareState::kRecovery;
     owner_ = InstanceId();
@@ -205,7 +220,8 @@ void DiluVerticalController::Forget(InstanceId instance) {
 
 double DiluVerticalController::delta_t(InstanceId instance) const {
   for (const Slot& s : slots_) {
-    if (s.id == instance) return s.delta;
+    if (s.id == instance)
+      return s.delta;
   }
   return 0;
 }

@@ -40,6 +40,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "core/policy/vertical.h"
 
 namespace sluice::core {
@@ -89,12 +90,12 @@ class DiluVerticalController final : public VerticalController {
     std::vector<int64_t> ring;  // RW
     int pos = 0;
     int64_t sum = 0;
-    int run = 0;       // ongoing KLC, periods
-    int last_klc = 0;  // last completed KLC
-    int min_klc = 0;   // T_min; 0 = none yet
-    double last = -1;  // last Algorithm-2 issue (share); < 0 = new
-    double delta = 0;  // Delta T this period
-    bool busy = false; // launched blocks in the period that just ended
+    int run = 0;        // ongoing KLC, periods
+    int last_klc = 0;   // last completed KLC
+    int min_klc = 0;    // T_min; 0 = none yet
+    double last = -1;   // last Algorithm-2 issue (share); < 0 = new
+    double delta = 0;   // Delta T this period
+    bool busy = false;  // launched blocks in the period that just ended
   };
   struct Branch {  // an SLO instance's proposal (branches a-e)
     GpuShareState state = GpuShareState::kNone;
@@ -110,9 +111,9 @@ class DiluVerticalController final : public VerticalController {
   void Conserve(std::span<const InstanceActivity> instances);  // adjusts share_
 
   VerticalConfig config_;
-  std::vector<Slot> slots_;        // slots_[i] <-> instances[i] after Match
-  std::vector<Branch> branch_;     // scratch, per instance
-  std::vector<double> share_;      // scratch, per instance
+  std::vector<Slot> slots_;     // slots_[i] <-> instances[i] after Match
+  std::vector<Branch> branch_;  // scratch, per instance
+  std::vector<double> share_;   // scratch, per instance
   GpuShareState state_ = GpuShareState::kNone;
   InstanceId owner_;
   double owner_overflow_ = 1;

@@ -23,7 +23,8 @@ class Gpu {
       : ctl(*DiluVerticalController::Create(c)), inst(std::move(instances)) {}
   // One period: sets each instance's blocks and returns the tokens issued.
   std::vector<int64_t> Step(const std::vector<int64_t>& blocks) {
-    for (size_t i = 0; i < inst.size(); ++i) inst[i].blocks_launched = blocks[i];
+    for (size_t i = 0; i < inst.size(); ++i)
+      inst[i].blocks_launched = blocks[i];
     std::vector<int64_t> tokens(inst.size(), -1);
     ctl->Issue(now, 1000, inst, tokens);
     now += absl::Milliseconds(5);
@@ -38,7 +39,8 @@ class Gpu {
 // (T_min = 5); B is always busy. Returns the GPU after `cycles` cycles.
 Gpu WarmedUp(int cycles, VerticalConfig c = {}) {
   Gpu g({Inst(1, 0.3, 0.6, true), Inst(2, 0.2, 0.8, false)}, c);
-  for (int k = 0; k < cycles * 10; ++k) g.Step({k % 10 < 5 ? 100 : 0, 100});
+  for (int k = 0; k < cycles * 10; ++k)
+    g.Step({k % 10 < 5 ? 100 : 0, 100});
   return g;
 }
 
@@ -71,7 +73,8 @@ TEST(VerticalControllerTest, SloBurstRaisesEmergencyWithinOnePeriodAndSqueezesBe
   EXPECT_EQ(g.Step({100, 100}), (std::vector<int64_t>{600, 55}));
   // Many more periods: B sits on the 1 % floor (10 tokens), A keeps its limit.
   std::vector<int64_t> t;
-  for (int k = 0; k < 20; ++k) t = g.Step({100, 100});
+  for (int k = 0; k < 20; ++k)
+    t = g.Step({100, 100});
   EXPECT_EQ(t, (std::vector<int64_t>{600, 10}));
 }
 
@@ -79,20 +82,25 @@ TEST(VerticalControllerTest, EmergencyClearsAfterANormalKlcAndBestEffortGrowsBac
   VerticalConfig strict;  // without work conservation, to watch Algorithm 2's own recovery
   strict.work_conserving = false;
   Gpu g = WarmedUp(8, strict);
-  for (int r = 1; r <= 12; ++r) g.Step({100, 100});  // KLC of 12: EMERGENCY from run 9
+  for (int r = 1; r <= 12; ++r)
+    g.Step({100, 100});  // KLC of 12: EMERGENCY from run 9
   // A idles: the KLC of 12 is recorded; Delta T = (12 - 5) / 5 = 1.4 keeps EMERGENCY while
   // A's window still holds blocks (the stretched cycle is the latest evidence).
-  for (int k = 0; k < 5; ++k) g.Step({0, 100});
+  for (int k = 0; k < 5; ++k)
+    g.Step({0, 100});
   EXPECT_EQ(g.ctl->state(), GpuShareState::kEmergency);
   // A normal KLC of 5: it ends (last KLC = 5, Delta T = 0) -> RECOVERY, set by the owner.
-  for (int k = 0; k < 5; ++k) g.Step({100, 100});
+  for (int k = 0; k < 5; ++k)
+    g.Step({100, 100});
   g.Step({0, 100});
   EXPECT_EQ(g.ctl->state(), GpuShareState::kRecovery);
   // B was on the floor (0.01); in RECOVERY it grows x1.3 every 5th period.
   std::vector<int64_t> t;
-  for (int k = 0; k < 4; ++k) t = g.Step({0, 100});
+  for (int k = 0; k < 4; ++k)
+    t = g.Step({0, 100});
   const int64_t before = t[1];
-  for (int k = 0; k < 5; ++k) t = g.Step({0, 100});
+  for (int k = 0; k < 5; ++k)
+    t = g.Step({0, 100});
   EXPECT_EQ(g.ctl->state(), GpuShareState::kRecovery);
   EXPECT_GT(t[1], before);
 }
@@ -100,8 +108,10 @@ TEST(VerticalControllerTest, EmergencyClearsAfterANormalKlcAndBestEffortGrowsBac
 TEST(VerticalControllerTest, OnlyTheOwnerClearsEmergencyAndItsDepartureDoes) {
   // A and C are SLO-sensitive; B best effort. A's KLC stretches; C idles.
   Gpu g({Inst(1, 0.3, 0.6, true), Inst(2, 0.2, 0.8, false), Inst(3, 0.2, 0.4, true)});
-  for (int k = 0; k < 40; ++k) g.Step({k % 10 < 5 ? 100 : 0, 100, k % 10 < 5 ? 50 : 0});
-  for (int r = 1; r <= 9; ++r) g.Step({100, 100, r <= 5 ? 50 : 0});
+  for (int k = 0; k < 40; ++k)
+    g.Step({k % 10 < 5 ? 100 : 0, 100, k % 10 < 5 ? 50 : 0});
+  for (int r = 1; r <= 9; ++r)
+    g.Step({100, 100, r <= 5 ? 50 : 0});
   ASSERT_EQ(g.ctl->state(), GpuShareState::kEmergency);
   ASSERT_EQ(g.ctl->emergency_owner(), InstanceId(1));
   // C's own branch is RECOVERY/CONTENTION, but it cannot clear A's EMERGENCY.
@@ -119,8 +129,10 @@ TEST(VerticalControllerTest, OnlyTheOwnerClearsEmergencyAndItsDepartureDoes) {
 TEST(VerticalControllerTest, LlmInstancesUseTheTighterThreshold) {
   for (bool llm : {false, true}) {
     Gpu g({Inst(1, 0.3, 0.6, true, llm), Inst(2, 0.2, 0.8, false)});
-    for (int k = 0; k < 40; ++k) g.Step({k % 10 < 5 ? 100 : 0, 100});
-    for (int r = 1; r <= 7; ++r) g.Step({100, 100});  // Delta T = (7 - 5) / 5 = 0.4
+    for (int k = 0; k < 40; ++k)
+      g.Step({k % 10 < 5 ? 100 : 0, 100});
+    for (int r = 1; r <= 7; ++r)
+      g.Step({100, 100});  // Delta T = (7 - 5) / 5 = 0.4
     EXPECT_EQ(g.ctl->state(), llm ? GpuShareState::kEmergency : GpuShareState::kContention);
   }
 }
@@ -128,21 +140,26 @@ TEST(VerticalControllerTest, LlmInstancesUseTheTighterThreshold) {
 TEST(VerticalControllerTest, IdleCoRunnerTokensFlowToTheBusyOneWithinThreePeriods) {
   // B (best effort) busy, A (SLO) stops launching: A's share is free for B up to its limit.
   Gpu g = WarmedUp(2);
-  for (int k = 0; k < 5; ++k) g.Step({100, 100});  // B's Algorithm-2 share is below 0.8 here
+  for (int k = 0; k < 5; ++k)
+    g.Step({100, 100});  // B's Algorithm-2 share is below 0.8 here
   std::vector<int64_t> t;
-  for (int k = 0; k < 3; ++k) t = g.Step({0, 100});
+  for (int k = 0; k < 3; ++k)
+    t = g.Step({0, 100});
   EXPECT_EQ(t[1], 800);
   EXPECT_EQ(t[0], 300);  // the idle SLO instance keeps its request
   // The other way round: A busy, B idle -> A reaches its limit 0.6.
   Gpu h({Inst(1, 0.3, 0.6, true), Inst(2, 0.2, 0.8, false)});
-  for (int k = 0; k < 10; ++k) h.Step({100, 100});
-  for (int k = 0; k < 3; ++k) t = h.Step({100, 0});
+  for (int k = 0; k < 10; ++k)
+    h.Step({100, 100});
+  for (int k = 0; k < 3; ++k)
+    t = h.Step({100, 0});
   EXPECT_EQ(t[0], 600);
   // Without work conservation B would still creep up by x1.3 every 5th period.
   VerticalConfig strict;
   strict.work_conserving = false;
   Gpu s = WarmedUp(2, strict);
-  for (int k = 0; k < 3; ++k) t = s.Step({0, 100});
+  for (int k = 0; k < 3; ++k)
+    t = s.Step({0, 100});
   EXPECT_LT(t[1], 800);
 }
 
