@@ -1,21 +1,47 @@
-// Least-loaded dispatch over an ordered set of (load, instance): O(log n) per load change, and
-// ties go to the lowest instance index so runs are deterministic.
+// Least-loaded dispatch over load buckets: O(1) amortized per load change (loads move by one
+// per dispatch and by a batch per completion), deterministic tie-breaking.
 #include "sim/engine/gateway.h"
+
+#include <algorithm>
 
 #include "common/status.h"
 
 namespace sluice::sim {
 
-void Gateway::UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load) {
-  if (old_load == new_load) return;
-  const size_t erased = by_load_.erase({old_load, instance});
-  SLUICE_CHECK(erased == 1);
-  by_load_.insert({new_load, instance});
+void Gateway::AddWarm(int32_t instance, int64_t load) {
+  SLUICE_CHECK(load >= 0);
+  if (static_cast<size_t>(load) >= buckets_.size()) buckets_.resize(load + 1);
+  std::vector<int32_t>& b = buckets_[load];
+  const bool inserted = pos_.insert({instance, static_cast<int32_t>(b.size())}).second;
+  SLUICE_CHECK(inserted);
+  b.push_back(instance);
+  min_ = count_ == 0 ? load : std::min(min_, load);
+  ++count_;
 }
 
-std::optional<int32_t> Gateway::LeastLoaded() const {
-  if (by_load_.empty()) return std::nullopt;
-  return by_load_.begin()->second;
+void Gateway::RemoveWarm(int32_t instance, int64_t load) {
+  auto it = pos_.find(instance);
+  SLUICE_CHECK(it != pos_.end() && static_cast<size_t>(load) < buckets_.size());
+  std::vector<int32_t>& b = buckets_[load];
+  const int32_t pos = it->second;
+  SLUICE_CHECK(pos < static_cast<int32_t>(b.size()) && b[pos] == instance);
+  b[pos] = b.back();
+  pos_[b[pos]] = pos;
+  b.pop_back();
+  pos_.erase(instance);
+  if (--count_ == 0) {
+    min_ = 0;
+    return;
+  }
+  while (buckets_[min_].empty()) ++min_;
+}
+
+void Gateway::UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load) {
+  if (old_load == new_load) return;
+  // Remove first (the position map holds one entry per instance), then re-add; if the minimum
+  // bucket empties, the scan stops at the next load that is occupied.
+  RemoveWarm(instance, old_load);
+  AddWarm(instance, new_load);
 }
 
 absl::Time BatchDueAt(absl::Time now, int64_t queued, absl::Time oldest, int max_batch,

@@ -8,8 +8,9 @@
 #include <deque>
 #include <optional>
 #include <utility>
+#include <vector>
 
-#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "sim/engine/instance.h"
 
@@ -17,20 +18,29 @@ namespace sluice::sim {
 
 class Gateway {
  public:
-  // Warm instances eligible for dispatch, with their load (requests outstanding on them).
-  void AddWarm(int32_t instance, int64_t load) { by_load_.insert({load, instance}); }
-  void RemoveWarm(int32_t instance, int64_t load) { by_load_.erase({load, instance}); }
+  // Warm instances eligible for dispatch, with their load (requests outstanding on them). The
+  // caller passes the load it registered last (it owns the count).
+  void AddWarm(int32_t instance, int64_t load);
+  void RemoveWarm(int32_t instance, int64_t load);
   void UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load);
-  // The warm instance with the fewest outstanding requests (ties: lowest index); nullopt when
-  // none is warm.
-  std::optional<int32_t> LeastLoaded() const;
-  int warm_count() const { return static_cast<int>(by_load_.size()); }
+  // A warm instance with the fewest outstanding requests (among equals, the one that reached
+  // that load last); nullopt when none is warm. Deterministic.
+  std::optional<int32_t> LeastLoaded() const {
+    if (count_ == 0) return std::nullopt;
+    return buckets_[min_].back();
+  }
+  int warm_count() const { return static_cast<int>(count_); }
 
   // Requests waiting for a warm instance, oldest first.
   std::deque<Request> held;
 
  private:
-  absl::btree_set<std::pair<int64_t, int32_t>> by_load_;
+  // buckets_[l] = warm instances with load l; pos_ = index of an instance in its bucket. Loads
+  // move by small steps, so keeping min_ current is O(1) amortized.
+  std::vector<std::vector<int32_t>> buckets_;
+  absl::flat_hash_map<int32_t, int32_t> pos_;
+  int64_t min_ = 0;
+  int64_t count_ = 0;
 };
 
 // When a free instance with `queued` >= 1 waiting requests, the oldest of which arrived at

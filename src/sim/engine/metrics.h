@@ -62,6 +62,8 @@ class FunctionMetrics {
 
 // Nearest-rank percentile (p in (0, 1]) of sorted values; 0 for an empty vector.
 double NearestRank(const std::vector<double>& sorted, double p);
+// Index of that value in a sorted vector of n >= 1 values: ceil(p x n) - 1, clamped.
+size_t RankIndex(size_t n, double p);
 
 class ClusterMetrics {
  public:
