@@ -47,16 +47,19 @@ std::optional<absl::string_view> HashFunctionOf(absl::string_view line) {
   size_t start = 0;
   for (int i = 0; i < 2; ++i) {
     start = line.find(',', start);
-    if (start == absl::string_view::npos)
+    if (start == absl::string_view::npos) {
       return std::nullopt;
+    }
     ++start;
   }
   const size_t end = line.find(',', start);
-  if (end == absl::string_view::npos)
+  if (end == absl::string_view::npos) {
     return std::nullopt;
+  }
   absl::string_view h = absl::StripAsciiWhitespace(line.substr(start, end - start));
-  if (h.size() >= 2 && h.front() == '"' && h.back() == '"')
+  if (h.size() >= 2 && h.front() == '"' && h.back() == '"') {
     h = h.substr(1, h.size() - 2);
+  }
   return h;
 }
 
@@ -88,13 +91,15 @@ absl::StatusOr<std::vector<double>> ParseAzureFunctionsRow(absl::string_view con
                                                            const std::string& function_hash) {
   LineCursor lines(contents);
   const std::optional<absl::string_view> header = lines.Next();
-  if (!header.has_value())
+  if (!header.has_value()) {
     return InputError({file, 0}, "", "empty file (no header row)");
+  }
   SLUICE_RETURN_IF_ERROR(CheckHeader(*header, file));
   while (const std::optional<absl::string_view> text = lines.Next()) {
     if (absl::StripAsciiWhitespace(*text).empty()) {
-      if (lines.RestIsBlank())
+      if (lines.RestIsBlank()) {
         break;
+      }
       return InputError({file, lines.line()}, "", "blank line before the end of the file");
     }
     const std::optional<absl::string_view> hash = HashFunctionOf(*text);
@@ -105,8 +110,9 @@ absl::StatusOr<std::vector<double>> ParseAzureFunctionsRow(absl::string_view con
       return ParseCounts(*text, file, lines.line());
     }
   }
-  if (function_hash.empty())
+  if (function_hash.empty()) {
     return InputError({file, 2}, "", "no data rows after the header");
+  }
   return InputError({file, 0}, "function",
                     absl::StrCat("no row has HashFunction '", function_hash, "'"));
 }

@@ -21,10 +21,12 @@ constexpr absl::string_view kXzMagic(kXzMagicBytes, sizeof(kXzMagicBytes));
 
 absl::Status OpenError(const std::string& path, int err) {
   const std::string msg = absl::StrCat("cannot open '", path, "': ", std::strerror(err));
-  if (err == ENOENT)
+  if (err == ENOENT) {
     return absl::NotFoundError(msg);
-  if (err == EACCES)
+  }
+  if (err == EACCES) {
     return absl::PermissionDeniedError(msg);
+  }
   return absl::InternalError(msg);
 }
 
@@ -34,13 +36,15 @@ absl::StatusOr<std::string> ReadRaw(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is a directory, not a file"));
   }
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (f == nullptr)
+  if (f == nullptr) {
     return OpenError(path, errno);
+  }
   std::string out;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0)
+  while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0) {
     out.append(buf, n);
+  }
   if (std::ferror(f.get())) {
     return absl::InternalError(absl::StrCat("error reading '", path, "'"));
   }
@@ -81,10 +85,12 @@ absl::StatusOr<std::string> ReadFileMaybeXz(const std::string& path) {
     actual = path + ".xz";
   }
   absl::StatusOr<std::string> raw = ReadRaw(actual);
-  if (!raw.ok())
+  if (!raw.ok()) {
     return raw.status();
-  if (absl::string_view(*raw).substr(0, kXzMagic.size()) != kXzMagic)
+  }
+  if (absl::string_view(*raw).substr(0, kXzMagic.size()) != kXzMagic) {
     return raw;
+  }
   return Unxz(actual, *raw);
 }
 

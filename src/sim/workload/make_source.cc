@@ -24,15 +24,18 @@ absl::StatusOr<std::string> ReadSpecFile(const WorkloadSpec& spec) {
 
 absl::Status CheckSpec(const WorkloadSpec& spec, absl::Duration horizon) {
   const common::InputLocation where{spec.source_file, spec.source_line};
-  if (horizon < absl::ZeroDuration())
+  if (horizon < absl::ZeroDuration()) {
     return common::InputError(where, "horizon", "negative");
+  }
   if (spec.start_offset < absl::ZeroDuration()) {
     return common::InputError(where, "start_offset_s", "must be >= 0");
   }
-  if (!(spec.rate_rps >= 0))
+  if (!(spec.rate_rps >= 0)) {
     return common::InputError(where, "rate_rps", "must be >= 0");
-  if (!(spec.cv > 0))
+  }
+  if (!(spec.cv > 0)) {
     return common::InputError(where, "cv", "must be > 0");
+  }
   if (!(spec.scale >= 0) || (spec.kind == WorkloadKind::kRequestTrace && spec.scale == 0)) {
     return common::InputError(where, "scale", "out of range");
   }

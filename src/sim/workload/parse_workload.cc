@@ -73,12 +73,14 @@ class Parser {
     spec_.source_file = file_;
     spec_.source_line = LineOf(node);
     const YAML::Node kind = node["kind"];
-    if (!kind)
+    if (!kind) {
       return InputError({file_, spec_.source_line}, "kind", "missing (required)");
+    }
     SLUICE_ASSIGN_OR_RETURN(const std::string kind_name, String(kind, "kind"));
     const auto it = Kinds().find(kind_name);
-    if (it == Kinds().end())
+    if (it == Kinds().end()) {
       return UnknownKind(kind, kind_name);
+    }
     spec_.kind = it->second;
     const KeyRules rules = RulesFor(spec_.kind);
     for (const auto& entry : node) {
@@ -96,8 +98,9 @@ class Parser {
  private:
   absl::Status UnknownKind(const YAML::Node& n, const std::string& name) {
     std::vector<std::string> names;
-    for (const auto& [k, v] : Kinds())
+    for (const auto& [k, v] : Kinds()) {
       names.push_back(k);
+    }
     return InputError(
         {file_, LineOf(n)}, "kind",
         absl::StrCat("unknown kind '", name, "' (one of ", absl::StrJoin(names, ", "), ")"));
@@ -105,11 +108,13 @@ class Parser {
 
   absl::Status Entry(const YAML::Node& key_node, const YAML::Node& v, const std::string& kind,
                      const KeyRules& rules) {
-    if (!key_node.IsScalar())
+    if (!key_node.IsScalar()) {
       return InputError({file_, LineOf(key_node)}, "", "non-scalar key");
-    const std::string key = key_node.Scalar();
-    if (key == "kind")
+    }
+    const std::string& key = key_node.Scalar();
+    if (key == "kind") {
       return absl::OkStatus();
+    }
     if (rules.allowed.count(key) == 0) {
       return InputError(
           {file_, LineOf(key_node)}, key,
@@ -120,35 +125,42 @@ class Parser {
   }
 
   absl::Status Value(const std::string& key, const YAML::Node& v) {
-    if (key == "rate_rps")
+    if (key == "rate_rps") {
       return Number(v, key, 0, false, &spec_.rate_rps);
-    if (key == "cv")
+    }
+    if (key == "cv") {
       return Number(v, key, 0, true, &spec_.cv);
-    if (key == "scale")
+    }
+    if (key == "scale") {
       return Scale(v);
+    }
     if (key == "start_offset_s") {
       double s = 0;
       SLUICE_RETURN_IF_ERROR(Number(v, key, 0, false, &s));
       spec_.start_offset = absl::Seconds(s);
       return absl::OkStatus();
     }
-    if (key == "spread")
+    if (key == "spread") {
       return Spread(v);
-    if (key == "path")
+    }
+    if (key == "path") {
       return Path(v);
+    }
     std::string* target = key == "timestamp_column"       ? &spec_.timestamp_column
                           : key == "prompt_tokens_column" ? &spec_.prompt_tokens_column
                           : key == "output_tokens_column" ? &spec_.output_tokens_column
                                                           : &spec_.function_id;
     SLUICE_ASSIGN_OR_RETURN(*target, String(v, key));
-    if (target->empty())
+    if (target->empty()) {
       return InputError({file_, LineOf(v)}, key, "must not be empty");
+    }
     return absl::OkStatus();
   }
 
   absl::StatusOr<std::string> String(const YAML::Node& v, const std::string& key) {
-    if (!v.IsScalar())
+    if (!v.IsScalar()) {
       return InputError({file_, LineOf(v)}, key, "expected a string");
+    }
     return v.Scalar();
   }
 
@@ -192,11 +204,13 @@ class Parser {
 
   absl::Status Path(const YAML::Node& v) {
     SLUICE_ASSIGN_OR_RETURN(const std::string raw, String(v, "path"));
-    if (raw.empty())
+    if (raw.empty()) {
       return InputError({file_, LineOf(v)}, "path", "must not be empty");
+    }
     std::filesystem::path p(raw);
-    if (p.is_relative() && !base_dir_.empty())
+    if (p.is_relative() && !base_dir_.empty()) {
       p = std::filesystem::path(base_dir_) / p;
+    }
     spec_.path = p.lexically_normal().string();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(spec_.path, ec) &&

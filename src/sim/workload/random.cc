@@ -26,8 +26,9 @@ double Rng::Normal() {
     const double u = 2.0 * Uniform() - 1.0;
     const double v = 2.0 * Uniform() - 1.0;
     const double s = u * u + v * v;
-    if (s > 0.0 && s < 1.0)
+    if (s > 0.0 && s < 1.0) {
       return u * std::sqrt(-2.0 * std::log(s) / s);
+    }
   }
 }
 
@@ -50,10 +51,12 @@ double Rng::Gamma(double shape, double scale) {
     v = v * v * v;
     const double u = UniformPositive();
     const double x2 = x * x;
-    if (u < 1.0 - 0.0331 * x2 * x2)
+    if (u < 1.0 - 0.0331 * x2 * x2) {
       return d * v * scale;
-    if (std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v)))
+    }
+    if (std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v))) {
       return d * v * scale;
+    }
   }
 }
 

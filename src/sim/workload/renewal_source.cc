@@ -17,12 +17,14 @@ class RenewalSource final : public ArrivalSource {
     SLUICE_CHECK(rate_rps >= 0 && cv > 0);
     // Gamma with shape k has CV 1/sqrt(k); scale 1/(rate k) keeps the mean at 1/rate.
     shape_ = 1.0 / (cv * cv);
-    if (rate_ > 0)
+    if (rate_ > 0) {
       scale_ = 1.0 / (rate_ * shape_);
+    }
     // The Poisson process is memoryless, so it can start at the offset instead of generating
     // and discarding the skipped prefix. A Gamma process is not, so it runs from 0.
-    if (kind_ == RenewalKind::kExponential)
+    if (kind_ == RenewalKind::kExponential) {
       t_ = window_.offset_s;
+    }
     done_ = rate_ <= 0;
   }
 
@@ -30,11 +32,13 @@ class RenewalSource final : public ArrivalSource {
     while (!done_) {
       t_ += kind_ == RenewalKind::kExponential ? rng_.Exponential(1.0 / rate_)
                                                : rng_.Gamma(shape_, scale_);
-      if (t_ < window_.offset_s)
+      if (t_ < window_.offset_s) {
         continue;
+      }
       const absl::Time at = window_.ToTime(t_);
-      if (at >= end_)
+      if (at >= end_) {
         break;
+      }
       return Arrival{.at = at};
     }
     done_ = true;

@@ -29,16 +29,19 @@ class BucketSource final : public ArrivalSource {
   std::optional<Arrival> Next() override {
     while (!done_) {
       if (pos_ == pending_.size()) {
-        if (!FillNextBucket())
+        if (!FillNextBucket()) {
           break;
+        }
         continue;
       }
       const double t = pending_[pos_++];
-      if (t < window_.offset_s)
+      if (t < window_.offset_s) {
         continue;
+      }
       const absl::Time at = window_.ToTime(t);
-      if (at >= end_)
+      if (at >= end_) {
         break;
+      }
       return Arrival{.at = at};
     }
     done_ = true;
@@ -48,13 +51,15 @@ class BucketSource final : public ArrivalSource {
   double MeanRate() const override {
     const double from = window_.offset_s;
     const double to = std::min(from + window_.horizon_s(), width_s_ * values_.size());
-    if (to <= from)
+    if (to <= from) {
       return 0;
+    }
     double expected = 0;
     for (size_t b = 0; b < values_.size(); ++b) {
       const double lo = std::max(from, b * width_s_), hi = std::min(to, (b + 1) * width_s_);
-      if (hi > lo)
+      if (hi > lo) {
         expected += Count(b) * (hi - lo) / width_s_;
+      }
     }
     return expected / (to - from);
   }
@@ -69,8 +74,9 @@ class BucketSource final : public ArrivalSource {
   // Fills pending_ with the sorted source times of the next bucket; false when none is left.
   bool FillNextBucket() {
     const size_t b = next_bucket_++;
-    if (b >= values_.size() || window_.ToTime(b * width_s_) >= end_)
+    if (b >= values_.size() || window_.ToTime(b * width_s_) >= end_) {
       return false;
+    }
     pending_.clear();
     pos_ = 0;
     const double lo = b * width_s_;
@@ -90,11 +96,12 @@ class BucketSource final : public ArrivalSource {
       case ArrivalSpread::kPoisson:
         // A homogeneous Poisson process at n / width inside the bucket, so the count is
         // Poisson(n) and the times are uniform given the count.
-        if (n <= 0)
+        if (n <= 0) {
           break;
-        for (double t = lo + rng_.Exponential(width_s_ / n); t < lo + width_s_;
-             t += rng_.Exponential(width_s_ / n)) {
+        }
+        for (double t = lo + rng_.Exponential(width_s_ / n); t < lo + width_s_;) {
           pending_.push_back(t);
+          t += rng_.Exponential(width_s_ / n);
         }
         break;
     }
@@ -123,8 +130,9 @@ class TraceSource final : public ArrivalSource {
   }
 
   std::optional<Arrival> Next() override {
-    if (pos_ >= rows_.size())
+    if (pos_ >= rows_.size()) {
       return std::nullopt;
+    }
     const TraceRequest& r = rows_[pos_];
     const absl::Time at = window_.ToTime(r.at_s / time_scale_);
     if (at >= end_) {
@@ -136,14 +144,16 @@ class TraceSource final : public ArrivalSource {
   }
 
   double MeanRate() const override {
-    if (rows_.empty())
+    if (rows_.empty()) {
       return 0;
+    }
     const double from = window_.offset_s;
     const double last = rows_.back().at_s / time_scale_;
     const double horizon_end = from + window_.horizon_s();
     const double to = std::min(horizon_end, last);
-    if (to <= from)
+    if (to <= from) {
       return 0;
+    }
     // The horizon is half-open; a trace that ends inside it counts its last row.
     const size_t end = horizon_end > last ? rows_.size() : FirstAtOrAfter(horizon_end);
     return (end - FirstAtOrAfter(from)) / (to - from);

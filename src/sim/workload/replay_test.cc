@@ -46,8 +46,9 @@ std::vector<int> CountPerBucket(const std::vector<Arrival>& arrivals, absl::Dura
   std::vector<int> counts(buckets);
   for (const Arrival& a : arrivals) {
     const int64_t b = (a.at - kStart) / width;
-    if (b >= 0 && b < buckets)
+    if (b >= 0 && b < buckets) {
       ++counts[b];
+    }
   }
   return counts;
 }
@@ -62,12 +63,15 @@ TEST(RpsSeriesTest, CountsPerSecondAreRoundedValueTimesScale) {
     const auto arrivals = Replay(spec);
     ASSERT_TRUE(arrivals.ok()) << arrivals.status();
     std::vector<int> expected;
-    for (double v : values)
+    expected.reserve(values.size());
+    for (double v : values) {
       expected.push_back(static_cast<int>(std::lround(v * 10)));
+    }
     EXPECT_EQ(CountPerBucket(*arrivals, absl::Seconds(1), values.size()), expected);
     int total = 0;
-    for (int e : expected)
+    for (int e : expected) {
       total += e;
+    }
     EXPECT_EQ(static_cast<int>(arrivals->size()), total);
   }
 }
@@ -85,8 +89,9 @@ TEST(RpsSeriesTest, EvenSpreadPlacesMidpointsAndRespectsHorizon) {
 TEST(RpsSeriesTest, PoissonSpreadMatchesTheSeriesOnAverage) {
   // 200 seconds alternating 3 and 7, scaled by 100: expected 300 and 700 per second.
   std::string series;
-  for (int i = 0; i < 200; ++i)
+  for (int i = 0; i < 200; ++i) {
     absl::StrAppend(&series, i % 2 ? "7\n" : "3\n");
+  }
   const std::string path = WriteFixture(FixtureDir(), "p.txt", series);
   WorkloadSpec spec = FileSpec(WorkloadKind::kRpsSeries, path, 100);
   spec.spread = ArrivalSpread::kPoisson;
@@ -95,8 +100,9 @@ TEST(RpsSeriesTest, PoissonSpreadMatchesTheSeriesOnAverage) {
   EXPECT_DOUBLE_EQ((*source)->MeanRate(), 500);
   const auto counts = CountPerBucket(Drain(**source), absl::Seconds(1), 200);
   double odd = 0, even = 0;
-  for (int i = 0; i < 200; ++i)
+  for (int i = 0; i < 200; ++i) {
     (i % 2 ? odd : even) += counts[i];
+  }
   EXPECT_NEAR(even / 100, 300, 6);  // sd of the mean ~1.7
   EXPECT_NEAR(odd / 100, 700, 9);   // sd ~2.6
 }
@@ -114,8 +120,9 @@ TEST(RpsSeriesTest, StartOffsetSkipsSecondsAndMeanRateCoversTheWindow) {
 
 TEST(RpsSeriesTest, RealDiluSeriesWhenPresent) {
   const std::string path = testing::SharedDataDir() + "/dilu-artifacts/workloads/bursty.txt";
-  if (!std::filesystem::exists(path))
+  if (!std::filesystem::exists(path)) {
     GTEST_SKIP() << path << " absent";
+  }
   auto source = MakeArrivalSource(FileSpec(WorkloadKind::kRpsSeries, path, 10), 1, kStart,
                                   absl::InfiniteDuration());
   ASSERT_TRUE(source.ok()) << source.status();

@@ -21,8 +21,9 @@ using common::InputError;
 // A non-negative finite real.
 std::optional<double> ParseNonNegative(absl::string_view s) {
   double v;
-  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v) || v < 0)
+  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v) || v < 0) {
     return std::nullopt;
+  }
   return v;
 }
 
@@ -34,8 +35,9 @@ absl::Status BlankLineError(const std::string& file, int line) {
 absl::StatusOr<int> ColumnIndex(const std::vector<absl::string_view>& header,
                                 const std::string& name, const std::string& file) {
   for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == name)
+    if (header[i] == name) {
       return static_cast<int>(i);
+    }
   }
   return InputError({file, 1}, name, "column not found in the header");
 }
@@ -81,15 +83,18 @@ class TimestampReader {
                               const std::string& file, int line) {
     double secs;
     const bool numeric = absl::SimpleAtod(s, &secs) && std::isfinite(secs);
-    if (!numeric_.has_value())
+    if (!numeric_.has_value()) {
       numeric_ = numeric;
-    if (numeric && *numeric_)
+    }
+    if (numeric && *numeric_) {
       return secs;
+    }
     if (!numeric && !*numeric_) {
       if (const std::optional<absl::Time> t = ParseWallClock(s); t.has_value()) {
         // Relative to a fixed origin near the trace keeps full double precision.
-        if (!origin_.has_value())
+        if (!origin_.has_value()) {
           origin_ = *t;
+        }
         return absl::ToDoubleSeconds(*t - *origin_);
       }
     }
@@ -133,8 +138,9 @@ absl::StatusOr<std::vector<double>> ParseRpsSeries(absl::string_view contents,
   while (const std::optional<absl::string_view> raw = lines.Next()) {
     const absl::string_view text = absl::StripAsciiWhitespace(*raw);
     if (text.empty()) {
-      if (lines.RestIsBlank())
+      if (lines.RestIsBlank()) {
         break;
+      }
       return BlankLineError(file, lines.line());
     }
     const std::optional<double> v = ParseNonNegative(text);
@@ -144,8 +150,9 @@ absl::StatusOr<std::vector<double>> ParseRpsSeries(absl::string_view contents,
     }
     values.push_back(*v);
   }
-  if (values.empty())
+  if (values.empty()) {
     return InputError({file, 0}, "", "the series is empty");
+  }
   return values;
 }
 
@@ -154,28 +161,32 @@ absl::StatusOr<std::vector<TraceRequest>> ParseRequestTrace(absl::string_view co
                                                             const RequestTraceColumns& columns) {
   LineCursor lines(contents);
   const std::optional<absl::string_view> header = lines.Next();
-  if (!header.has_value())
+  if (!header.has_value()) {
     return InputError({file, 0}, "", "empty file (no header row)");
+  }
   SLUICE_ASSIGN_OR_RETURN(const ColumnIndices idx, FindColumns(*header, file, columns));
   std::vector<TraceRequest> rows;
   TimestampReader ts;
   while (const std::optional<absl::string_view> text = lines.Next()) {
     if (absl::StripAsciiWhitespace(*text).empty()) {
-      if (lines.RestIsBlank())
+      if (lines.RestIsBlank()) {
         break;
+      }
       return BlankLineError(file, lines.line());
     }
     SLUICE_ASSIGN_OR_RETURN(TraceRequest r,
                             ParseTraceRow(*text, idx, columns, ts, file, lines.line()));
     rows.push_back(r);
   }
-  if (rows.empty())
+  if (rows.empty()) {
     return InputError({file, 2}, "", "no data rows after the header");
+  }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const TraceRequest& a, const TraceRequest& b) { return a.at_s < b.at_s; });
   const double origin = rows.front().at_s;
-  for (TraceRequest& r : rows)
+  for (TraceRequest& r : rows) {
     r.at_s -= origin;
+  }
   return rows;
 }
 

@@ -42,8 +42,10 @@ absl::StatusOr<std::vector<Arrival>> Replay(const WorkloadSpec& spec,
 
 std::vector<absl::Duration> Offsets(const std::vector<Arrival>& arrivals) {
   std::vector<absl::Duration> d;
-  for (const Arrival& a : arrivals)
+  d.reserve(arrivals.size());
+  for (const Arrival& a : arrivals) {
     d.push_back(a.at - kStart);
+  }
   return d;
 }
 
@@ -87,8 +89,9 @@ TEST(RequestTraceTest, OutOfOrderRowsAreSorted) {
   EXPECT_EQ(Offsets(*a), (std::vector<absl::Duration>{absl::ZeroDuration(), absl::ZeroDuration(),
                                                       absl::Seconds(3), absl::Seconds(7)}));
   std::vector<int> order;
-  for (const Arrival& x : *a)
+  for (const Arrival& x : *a) {
     order.push_back(x.prompt_tokens);
+  }
   EXPECT_EQ(order, (std::vector<int>{2, 4, 1, 3}));  // stable among the ties at t = 2
 }
 
@@ -138,8 +141,9 @@ TEST(RequestTraceTest, MalformedRowsNameFileLineAndColumn) {
 TEST(RequestTraceTest, RealAzureLlmCodeTraceWhenPresent) {
   const std::string path =
       testing::SharedDataDir() + "/azure-llm-inference-2023/AzureLLMInferenceTrace_code.csv";
-  if (!std::filesystem::exists(path))
+  if (!std::filesystem::exists(path)) {
     GTEST_SKIP() << path << " absent";
+  }
   auto source = MakeArrivalSource(TraceSpec(path, "TIMESTAMP", "ContextTokens", "GeneratedTokens"),
                                   1, kStart, absl::InfiniteDuration());
   ASSERT_TRUE(source.ok()) << source.status();
@@ -158,8 +162,9 @@ TEST(RequestTraceTest, RealAzureLlmCodeTraceWhenPresent) {
 // given are 0).
 std::string AzureFile(const std::vector<std::pair<std::string, std::vector<int>>>& rows) {
   std::string out = "HashOwner,HashApp,HashFunction,Trigger";
-  for (int m = 1; m <= kAzureMinutesPerDay; ++m)
+  for (int m = 1; m <= kAzureMinutesPerDay; ++m) {
     absl::StrAppend(&out, ",", m);
+  }
   out += "\n";
   for (const auto& [hash, counts] : rows) {
     absl::StrAppend(&out, "o1,a1,", hash, ",http");
@@ -187,8 +192,9 @@ TEST(AzureFunctionsTest, SelectedRowReplaysPerMinuteCounts) {
   auto a = Replay(spec, absl::Minutes(3));
   ASSERT_TRUE(a.ok()) << a.status();
   std::vector<int> per_minute(3);
-  for (const Arrival& x : *a)
+  for (const Arrival& x : *a) {
     ++per_minute[(x.at - kStart) / absl::Minutes(1)];
+  }
   EXPECT_EQ(per_minute, (std::vector<int>{6, 0, 240}));  // the 4th minute is past the horizon
   EXPECT_EQ(Offsets(*a)[0], absl::Seconds(5));           // 6 evenly in 60 s: midpoints
   // Empty function = first row.

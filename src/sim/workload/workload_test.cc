@@ -24,12 +24,14 @@ struct Moments {
 
 Moments MomentsOf(const std::vector<double>& xs) {
   double sum = 0;
-  for (double x : xs)
+  for (double x : xs) {
     sum += x;
+  }
   const double mean = sum / xs.size();
   double ss = 0;
-  for (double x : xs)
+  for (double x : xs) {
     ss += (x - mean) * (x - mean);
+  }
   return {mean, std::sqrt(ss / (xs.size() - 1)) / mean};
 }
 
@@ -51,15 +53,18 @@ WorkloadSpec Gamma(double rate, double cv) {
 std::vector<Arrival> Generate(const WorkloadSpec& spec, uint64_t seed, absl::Duration horizon) {
   auto source = MakeArrivalSource(spec, seed, kStart, horizon);
   EXPECT_TRUE(source.ok()) << source.status();
-  if (!source.ok())
+  if (!source.ok()) {
     return {};
+  }
   return Drain(**source);
 }
 
 std::vector<absl::Time> Times(const std::vector<Arrival>& arrivals) {
   std::vector<absl::Time> t;
-  for (const Arrival& a : arrivals)
+  t.reserve(arrivals.size());
+  for (const Arrival& a : arrivals) {
     t.push_back(a.at);
+  }
   return t;
 }
 
@@ -67,8 +72,9 @@ TEST(DeriveSeedTest, DeterministicAndDistinctPerStream) {
   EXPECT_EQ(DeriveSeed(7, 3), DeriveSeed(7, 3));
   std::set<uint64_t> seen;
   for (uint64_t seed = 0; seed < 20; ++seed) {
-    for (uint64_t stream = 0; stream < 50; ++stream)
+    for (uint64_t stream = 0; stream < 50; ++stream) {
       seen.insert(DeriveSeed(seed, stream));
+    }
   }
   EXPECT_EQ(seen.size(), 20u * 50u);
   EXPECT_NE(DeriveSeed(1, 2), DeriveSeed(2, 1));
@@ -98,8 +104,9 @@ TEST(GeneratorTest, StreamsArePinned) {
   ASSERT_GE(g.size(), 3u);
   std::vector<int64_t> got;
   for (const auto* v : {&p, &g}) {
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
       got.push_back(absl::ToInt64Nanoseconds((*v)[i].at - kStart));
+    }
   }
   // The Poisson values agree with an independent -log(1 - u) / rate over std::mt19937_64(42).
   EXPECT_EQ(got, (std::vector<int64_t>{140713209, 242609638, 382100857, 622711296, 758645897,
@@ -156,8 +163,9 @@ TEST_P(GammaCvTest, RngGammaMomentsMatchShapeAndScale) {
   const double k = 1 / (cv * cv);
   Rng rng(77);
   std::vector<double> xs(1'000'000);
-  for (double& x : xs)
+  for (double& x : xs) {
     x = rng.Gamma(k, 2.0 / k);  // mean 2
+  }
   const Moments m = MomentsOf(xs);
   // For cv = 6 the sample CV has a relative sd of ~0.7 % at 1e6 draws; allow ~4 sd.
   EXPECT_NEAR(m.mean, 2.0, 0.03 * 2.0) << "cv " << cv;
@@ -183,8 +191,9 @@ TEST(GeneratorTest, StartOffsetShiftsTheGammaProcess) {
   // Same stream, first 30 s dropped, the rest moved 30 s earlier.
   std::vector<absl::Time> expected;
   for (const Arrival& a : full) {
-    if (a.at >= kStart + absl::Seconds(30))
+    if (a.at >= kStart + absl::Seconds(30)) {
       expected.push_back(a.at - absl::Seconds(30));
+    }
   }
   const auto got = Times(shifted);
   ASSERT_EQ(got.size(), expected.size());

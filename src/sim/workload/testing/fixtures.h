@@ -37,8 +37,9 @@ inline std::string WriteFixture(const std::string& dir, const std::string& name,
 
 // $SLUICE_DATA_DIR, else $SLUICE_SOURCE_DIR/../shared/data, else ../shared/data.
 inline std::string SharedDataDir() {
-  if (const char* d = std::getenv("SLUICE_DATA_DIR"); d != nullptr && *d != '\0')
+  if (const char* d = std::getenv("SLUICE_DATA_DIR"); d != nullptr && *d != '\0') {
     return d;
+  }
   if (const char* s = std::getenv("SLUICE_SOURCE_DIR"); s != nullptr && *s != '\0') {
     return std::string(s) + "/../shared/data";
   }
@@ -48,8 +49,9 @@ inline std::string SharedDataDir() {
 // Every arrival the source yields (it must be finite).
 inline std::vector<Arrival> Drain(ArrivalSource& source) {
   std::vector<Arrival> out;
-  while (std::optional<Arrival> a = source.Next())
+  while (std::optional<Arrival> a = source.Next()) {
     out.push_back(*a);
+  }
   return out;
 }
 
