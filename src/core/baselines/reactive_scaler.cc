@@ -28,21 +28,23 @@ absl::StatusOr<std::unique_ptr<ReactiveScaler>> ReactiveScaler::Create(
   return std::unique_ptr<ReactiveScaler>(new ReactiveScaler(effective));
 }
 
-int ReactiveScaler::Needed(const LoadSample& s) const {
+int InstancesNeeded(const LoadSample& s, double fallback_capacity_rps, absl::Duration queue_drain,
+                    int max_instances) {
   const double rps = std::max(0.0, s.rps);
-  const double demand = rps + std::max(0, s.queued) / absl::ToDoubleSeconds(config_.queue_drain);
+  const double demand = rps + std::max(0, s.queued) / absl::ToDoubleSeconds(queue_drain);
   const double capacity =
-      s.capacity_rps_per_instance > 0 ? s.capacity_rps_per_instance : config_.capacity_rps;
+      s.capacity_rps_per_instance > 0 ? s.capacity_rps_per_instance : fallback_capacity_rps;
   if (!(capacity > 0)) {
-    return demand > 0 ? std::min(std::max(1, s.instances), config_.max_instances) : 0;
+    return demand > 0 ? std::min(std::max(1, s.instances), max_instances) : 0;
   }
   // 1e-9 keeps an exact multiple (e.g. 100 rps at 50 rps/instance) from asking for one more.
   const double n = std::ceil(demand / capacity - 1e-9);
-  return static_cast<int>(std::clamp(n, 0.0, static_cast<double>(config_.max_instances)));
+  return static_cast<int>(std::clamp(n, 0.0, static_cast<double>(max_instances)));
 }
 
 void ReactiveScaler::Observe(const LoadSample& sample) {
-  last_needed_ = Needed(sample);
+  last_needed_ =
+      InstancesNeeded(sample, config_.capacity_rps, config_.queue_drain, config_.max_instances);
   if (static_cast<int>(last_needed_at_.size()) < last_needed_) {
     last_needed_at_.resize(last_needed_);
   }

@@ -37,6 +37,13 @@ struct ReactiveScalerConfig {
 // [min_instances, max_instances]. Hence: scale-out is immediate (the sample itself sets t_k),
 // each surplus instance leaves exactly keep_alive after it was last needed (several at once if
 // they became surplus together), and Desired is monotone in load (more load sets more levels).
+// ceil((rps + queued / queue_drain_s) / capacity), clamped to [0, max_instances], where capacity
+// is the sample's capacity_rps_per_instance if > 0, else `fallback_capacity_rps`; with no
+// capacity known at all, any load needs min(max(1, instances deployed), max_instances) and no
+// load needs 0. Shared by the keep-alive scalers of the baselines.
+int InstancesNeeded(const LoadSample& s, double fallback_capacity_rps, absl::Duration queue_drain,
+                    int max_instances);
+
 class ReactiveScaler : public HorizontalScaler {
  public:
   // InvalidArgument unless 0 <= min <= max, keep_alive >= 0, queue_drain > 0.
@@ -57,7 +64,6 @@ class ReactiveScaler : public HorizontalScaler {
 
  private:
   explicit ReactiveScaler(const ReactiveScalerConfig& config) : config_(config) {}
-  int Needed(const LoadSample& s) const;
 
   ReactiveScalerConfig config_;
   int last_needed_ = 0;
