@@ -1,0 +1,249 @@
+// TokenServer: creation, the period (counters -> controller -> budgets -> wake), retirement and
+// snapshots. Admission lives in token_server_admit.cc.
+#include "runtime/agent/token_server.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace sluice::runtime {
+
+absl::Status ValidateTokenServerConfig(const TokenServerConfig& c) {
+  if (c.gpu_uuid.empty() || c.gpu_uuid.size() >= SLUICE_UUID_BYTES) {
+    return absl::InvalidArgumentError("token server: gpu_uuid must be 1-63 characters");
+  }
+  if (c.period < absl::Milliseconds(1) || c.period > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "token server: period must be in [1ms, 1s], got ", absl::FormatDuration(c.period)));
+  }
+  if (c.max_tokens <= 0) return absl::InvalidArgumentError("token server: max_tokens must be > 0");
+  if (c.slot_count == 0 || c.slot_count > SLUICE_MAX_SLOTS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token server: slot_count must be in [1, ", SLUICE_MAX_SLOTS, "]"));
+  }
+  if (c.fail_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("token server: fail_timeout must be > 0");
+  }
+  if (c.reap_every_periods <= 0) {
+    return absl::InvalidArgumentError("token server: reap_every_periods must be > 0");
+  }
+  return core::ValidateQuota(c.default_spec.quota);
+}
+
+absl::StatusOr<std::unique_ptr<TokenServer>> TokenServer::Create(
+    common::Env& env, const TokenServerConfig& config,
+    std::unique_ptr<core::VerticalController> controller) {
+  SLUICE_RETURN_IF_ERROR(ValidateTokenServerConfig(config));
+  if (controller == nullptr) return absl::InvalidArgumentError("token server: no controller");
+  SegmentOptions so;
+  so.gpu_uuid = config.gpu_uuid;
+  so.shm_name = config.shm_name;
+  so.slot_count = config.slot_count;
+  so.mode = config.shm_mode;
+  so.fail_policy = config.fail_policy;
+  so.period_ns = absl::ToInt64Nanoseconds(config.period);
+  so.max_tokens = config.max_tokens;
+  so.fail_timeout_ns = absl::ToInt64Nanoseconds(config.fail_timeout);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<GpuSegment> segment, GpuSegment::Create(so));
+  return std::unique_ptr<TokenServer>(
+      new TokenServer(env, config, std::move(controller), std::move(segment)));
+}
+
+TokenServer::TokenServer(common::Env& env, const TokenServerConfig& config,
+                         std::unique_ptr<core::VerticalController> controller,
+                         std::unique_ptr<GpuSegment> segment)
+    : env_(env), config_(config), segment_(std::move(segment)),
+      controller_(std::move(controller)), books_(config.slot_count) {}
+
+TokenServer::~TokenServer() { Stop(); }
+
+void TokenServer::Start() {
+  absl::MutexLock lock(&mu_);
+  if (running_) return;
+  running_ = true;
+  grid_start_ = env_.Now();
+  timer_ = env_.RunAt(grid_start_ + config_.period, [this] { RunPeriod(); });
+}
+
+void TokenServer::Stop() {
+  absl::MutexLock lock(&mu_);
+  running_ = false;
+  if (timer_ != 0) env_.Cancel(timer_);
+  timer_ = 0;
+}
+
+void TokenServer::ScheduleNext() {
+  // Periods sit on a fixed grid; a late period does not shift the ones after it, and periods
+  // missed entirely (the loop stalled) are skipped rather than run back to back.
+  const absl::Time now = env_.Now();
+  const int64_t k = (now - grid_start_) / config_.period + 1;
+  timer_ = env_.RunAt(grid_start_ + k * config_.period, [this] { RunPeriod(); });
+}
+
+void TokenServer::RunPeriod() {
+  absl::MutexLock lock(&mu_);
+  if (!running_) return;
+  const absl::Time now = env_.Now();
+  SluiceShmHeader& h = segment_->header();
+  const uint64_t seq = Shared(h.period_seq).load(std::memory_order_acquire);
+  Refill(static_cast<int64_t>(seq), now);
+  Shared(h.period_seq).store(seq + 1, std::memory_order_release);
+  Shared(h.heartbeat_ns).store(absl::ToUnixNanos(now), std::memory_order_release);
+  WakeWaiters();
+  ++periods_run_;
+  if (periods_run_ % static_cast<uint64_t>(config_.reap_every_periods) == 0) ReapLocked();
+  ScheduleNext();
+}
+
+void TokenServer::Refill(int64_t seq, absl::Time now) {
+  activity_.clear();
+  active_.clear();
+  const int64_t period_ns = absl::ToInt64Nanoseconds(config_.period);
+  for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
+    SluiceSlot& s = segment_->slot(i);
+    if (Shared(s.state).load(std::memory_order_acquire) != SLUICE_SLOT_ACTIVE) continue;
+    SlotBook& b = books_[i];
+    const int64_t blocks = Shared(s.blocks_total).load(std::memory_order_relaxed);
+    const int64_t kernels = Shared(s.kernels_total).load(std::memory_order_relaxed);
+    const int64_t delta = std::max<int64_t>(0, blocks - b.last_blocks);
+    Shared(s.blocks_last_period).store(delta, std::memory_order_relaxed);
+    Shared(s.kernels_last_period).store(std::max<int64_t>(0, kernels - b.last_kernels));
+    b.last_blocks = blocks;
+    b.last_kernels = kernels;
+    if (delta > 0) {
+      ++b.run_periods;
+    } else if (b.run_periods > 0) {  // a kernel-launch cycle just ended
+      Shared(s.klc_ns).store(b.run_periods * period_ns, std::memory_order_relaxed);
+      b.run_periods = 0;
+    }
+    const uint32_t req = Shared(s.request_ppm).load(std::memory_order_relaxed);
+    const uint32_t lim = Shared(s.limit_ppm).load(std::memory_order_relaxed);
+    core::InstanceActivity a;
+    a.instance = ControllerId(i);
+    a.quota = core::SmQuota{req / 1e6, lim / 1e6};
+    a.slo_sensitive = Shared(s.priority).load(std::memory_order_relaxed) == SLUICE_PRIO_SLO;
+    a.llm = (Shared(s.flags).load(std::memory_order_relaxed) & SLUICE_SLOT_FLAG_LLM) != 0;
+    a.blocks_launched = delta;
+    activity_.push_back(a);
+    active_.push_back(i);
+  }
+  tokens_.assign(activity_.size(), 0);
+  if (!activity_.empty()) controller_->Issue(now, config_.max_tokens, activity_, tokens_);
+  for (size_t k = 0; k < active_.size(); ++k) {
+    SluiceSlot& s = segment_->slot(active_[k]);
+    const int64_t tokens = std::max<int64_t>(0, tokens_[k]);
+    // A debt left by an overdrawing launch carries over; unused tokens do not (no hoarding).
+    auto budget = Shared(s.budget);
+    int64_t old = budget.load(std::memory_order_relaxed);
+    while (!budget.compare_exchange_weak(old, tokens + std::min<int64_t>(old, 0),
+                                         std::memory_order_relaxed)) {
+    }
+    Shared(s.tokens_issued).store(tokens, std::memory_order_relaxed);
+    Shared(s.budget_period).store(static_cast<uint64_t>(seq + 1), std::memory_order_release);
+  }
+}
+
+void TokenServer::WakeWaiters() {
+  for (uint32_t i : active_) {
+    SluiceSlot& s = segment_->slot(i);
+    Shared(s.futex_word).fetch_add(1, std::memory_order_seq_cst);
+    if (Shared(s.waiters).load(std::memory_order_seq_cst) > 0) {
+      // A shared futex (no FUTEX_PRIVATE_FLAG): the waiters are other processes.
+      syscall(SYS_futex, &s.futex_word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+    }
+  }
+}
+
+common::InstanceId TokenServer::ControllerId(uint32_t i) const {
+  // Clients without an instance id (-1) still need distinct controller identities.
+  constexpr int64_t kAnonymousBase = int64_t{1} << 60;
+  const SluiceSlot& s = segment_->slot(i);
+  if (s.instance_id >= 0) return common::InstanceId(s.instance_id);
+  return common::InstanceId(kAnonymousBase + int64_t{s.generation} * SLUICE_MAX_SLOTS + i);
+}
+
+void TokenServer::Retire(uint32_t slot, uint32_t generation) {
+  absl::MutexLock lock(&mu_);
+  if (slot >= segment_->slot_count()) return;
+  SluiceSlot& s = segment_->slot(slot);
+  if (Shared(s.state).load() != SLUICE_SLOT_ACTIVE || Shared(s.generation).load() != generation) {
+    return;  // already retired, or the slot was claimed again since
+  }
+  RetireLocked(slot);
+}
+
+void TokenServer::RetireLocked(uint32_t i) {
+  SluiceSlot& s = segment_->slot(i);
+  Shared(s.state).store(SLUICE_SLOT_RETIRING, std::memory_order_release);
+  controller_->Forget(ControllerId(i));
+  // Release the instance's tokens, counters and memory charge; the process (if any) is gone or
+  // has hung up, so whatever it allocated on the device is freed with it.
+  for (int64_t* f : {&s.budget, &s.blocks_total, &s.kernels_total, &s.mem_used_bytes,
+                     &s.mem_peak_bytes, &s.blocks_last_period, &s.kernels_last_period,
+                     &s.tokens_issued, &s.klc_ns}) {
+    Shared(*f).store(0, std::memory_order_relaxed);
+  }
+  s.pid = 0;
+  books_[i] = SlotBook{};
+  Shared(s.futex_word).fetch_add(1, std::memory_order_seq_cst);
+  if (Shared(s.waiters).load(std::memory_order_seq_cst) > 0) {
+    syscall(SYS_futex, &s.futex_word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  }
+  Shared(s.state).store(SLUICE_SLOT_FREE, std::memory_order_release);
+}
+
+int TokenServer::ReapDeadClients() {
+  absl::MutexLock lock(&mu_);
+  return ReapLocked();
+}
+
+int TokenServer::ReapLocked() {
+  int reaped = 0;
+  for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
+    const pid_t pid = static_cast<pid_t>(segment_->slot(i).pid);
+    if (Shared(segment_->slot(i).state).load() != SLUICE_SLOT_ACTIVE || pid <= 0) continue;
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      RetireLocked(i);
+      ++reaped;
+    }
+  }
+  return reaped;
+}
+
+std::vector<SlotView> TokenServer::Slots() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<SlotView> out;
+  for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
+    SluiceSlot& s = segment_->slot(i);
+    SlotView v;
+    v.index = i;
+    v.state = Shared(s.state).load(std::memory_order_acquire);
+    v.generation = Shared(s.generation).load();
+    v.pid = static_cast<pid_t>(s.pid);
+    v.instance = common::InstanceId(s.instance_id);
+    v.quota = {Shared(s.request_ppm).load() / 1e6, Shared(s.limit_ppm).load() / 1e6};
+    v.slo_sensitive = Shared(s.priority).load() == SLUICE_PRIO_SLO;
+    v.blocks_last_period = Shared(s.blocks_last_period).load();
+    v.tokens_issued = Shared(s.tokens_issued).load();
+    v.budget = Shared(s.budget).load();
+    v.klc_ns = Shared(s.klc_ns).load();
+    v.mem_used_bytes = Shared(s.mem_used_bytes).load();
+    out.push_back(v);
+  }
+  return out;
+}
+
+uint64_t TokenServer::periods_run() const {
+  absl::MutexLock lock(&mu_);
+  return periods_run_;
+}
+
+}  // namespace sluice::runtime
