@@ -70,6 +70,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   Function& f = fns_[i];
   f.config = &fc;
   f.metrics = FunctionMetrics(fc.slo);
+  f.gateway.set_position_table(&gateway_positions_);
   auto model = perf_.Find(fc.model);
   if (!model.ok()) return FunctionError(file, i, fc, "model", model.status().message());
   f.model = *model;

@@ -144,6 +144,7 @@ class Engine : public GpuShareModel::Listener {
   std::unique_ptr<VerticalDriver> vertical_;
   std::vector<Function> fns_;
   std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<int32_t> gateway_positions_;  // shared by every function's Gateway
   std::vector<absl::flat_hash_set<const core::ModelEntry*>> host_cache_;  // per node
   ClusterMetrics cluster_metrics_;
   core::TargetWorkload fgd_workload_;

@@ -9,26 +9,29 @@
 namespace sluice::sim {
 
 void Gateway::AddWarm(int32_t instance, int64_t load) {
-  SLUICE_CHECK(load >= 0);
+  SLUICE_CHECK(load >= 0 && instance >= 0);
   if (static_cast<size_t>(load) >= buckets_.size()) buckets_.resize(load + 1);
+  std::vector<int32_t>& pos = positions();
+  if (static_cast<size_t>(instance) >= pos.size()) pos.resize(instance + 1, -1);
+  SLUICE_CHECK(pos[instance] < 0);
   std::vector<int32_t>& b = buckets_[load];
-  const bool inserted = pos_.insert({instance, static_cast<int32_t>(b.size())}).second;
-  SLUICE_CHECK(inserted);
+  pos[instance] = static_cast<int32_t>(b.size());
   b.push_back(instance);
   min_ = count_ == 0 ? load : std::min(min_, load);
   ++count_;
 }
 
 void Gateway::RemoveWarm(int32_t instance, int64_t load) {
-  auto it = pos_.find(instance);
-  SLUICE_CHECK(it != pos_.end() && static_cast<size_t>(load) < buckets_.size());
+  std::vector<int32_t>& pos = positions();
+  SLUICE_CHECK(static_cast<size_t>(instance) < pos.size() && pos[instance] >= 0 &&
+               static_cast<size_t>(load) < buckets_.size());
   std::vector<int32_t>& b = buckets_[load];
-  const int32_t pos = it->second;
-  SLUICE_CHECK(pos < static_cast<int32_t>(b.size()) && b[pos] == instance);
-  b[pos] = b.back();
-  pos_[b[pos]] = pos;
+  const int32_t at = pos[instance];
+  SLUICE_CHECK(at < static_cast<int32_t>(b.size()) && b[at] == instance);
+  b[at] = b.back();
+  pos[b[at]] = at;
   b.pop_back();
-  pos_.erase(instance);
+  pos[instance] = -1;
   if (--count_ == 0) {
     min_ = 0;
     return;

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "sim/engine/instance.h"
 
@@ -18,6 +17,11 @@ namespace sluice::sim {
 
 class Gateway {
  public:
+  // Bucket positions are kept in a table indexed by instance index. Gateways of one engine may
+  // share one table (instance indices are unique across functions): pass it here; by default
+  // the gateway uses its own. The table must outlive the gateway.
+  void set_position_table(std::vector<int32_t>* table) { table_ = table; }
+
   // Warm instances eligible for dispatch, with their load (requests outstanding on them). The
   // caller passes the load it registered last (it owns the count).
   void AddWarm(int32_t instance, int64_t load);
@@ -35,10 +39,14 @@ class Gateway {
   std::deque<Request> held;
 
  private:
-  // buckets_[l] = warm instances with load l; pos_ = index of an instance in its bucket. Loads
-  // move by small steps, so keeping min_ current is O(1) amortized.
+  std::vector<int32_t>& positions() { return table_ != nullptr ? *table_ : own_positions_; }
+
+  // buckets_[l] = warm instances with load l; positions()[i] = index of instance i in its
+  // bucket (-1 when not warm here). Loads move by small steps, so keeping min_ current is O(1)
+  // amortized.
   std::vector<std::vector<int32_t>> buckets_;
-  absl::flat_hash_map<int32_t, int32_t> pos_;
+  std::vector<int32_t>* table_ = nullptr;
+  std::vector<int32_t> own_positions_;
   int64_t min_ = 0;
   int64_t count_ = 0;
 };

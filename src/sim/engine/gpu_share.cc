@@ -13,17 +13,21 @@ namespace sluice::sim {
 namespace {
 constexpr double kEps = 1e-12;
 constexpr double kMinSeconds = 1e-12;  // guards 1 / 0 for degenerate latency models
+
+// Seconds via integer nanoseconds: exact to 1 ns, and far cheaper on this hot path than
+// absl::ToDoubleSeconds (a 128-bit division).
+double Secs(absl::Duration d) { return static_cast<double>(absl::ToInt64Nanoseconds(d)) * 1e-9; }
 }  // namespace
 
 double WorkItem::SecondsAt(double share) const {
   switch (kind) {
     case Kind::kBatch:
-      return absl::ToDoubleSeconds(model->BatchLatency(batch, share));
+      return Secs(model->BatchLatency(batch, share));
     case Kind::kLlmBatch:
-      return absl::ToDoubleSeconds(model->PrefillLatency(prompt_tokens, share)) +
-             output_tokens * absl::ToDoubleSeconds(model->BatchLatency(batch, share));
+      return Secs(model->PrefillLatency(prompt_tokens, share)) +
+             output_tokens * Secs(model->BatchLatency(batch, share));
     case Kind::kIteration:
-      return absl::ToDoubleSeconds(model->IterationTime(share));
+      return Secs(model->IterationTime(share));
     case Kind::kFixed:
       return fixed_seconds;
   }
@@ -83,7 +87,7 @@ double GpuShareModel::share(int32_t instance, core::GpuId gpu) const {
 }
 
 void GpuShareModel::SetShare(Shard& s, double share, absl::Time now) {
-  s.used += s.share * absl::ToDoubleSeconds(now - s.used_since);
+  s.used += s.share * Secs(now - s.used_since);
   s.used_since = now;
   s.share = share;
 }
@@ -174,11 +178,13 @@ void GpuShareModel::ReshareGpu(int32_t gpu) {
     Shard& s = ShardOf(r, gpu);
     const double share = shares_[k];
     const double slow = perf_.InterferenceSlowdown(total - share);
-    if (share == s.share && slow == s.slow && s.rate >= 0) continue;  // rate unchanged
+    const bool fresh = s.rate < 0;  // a new work item: its latency is not known yet
+    if (!fresh && share == s.share && slow == s.slow) continue;  // rate unchanged
+    // The latency model is consulted only when the share moved; interference alone rescales.
+    if (fresh || share != s.share) s.base_seconds = share > 0 ? r.work.SecondsAt(share) : 0;
     SetShare(s, share, now);
     s.slow = slow;
-    const double secs = share > 0 ? std::max(kMinSeconds, r.work.SecondsAt(share) * slow) : 0;
-    s.rate = share > 0 ? 1.0 / secs : 0;
+    s.rate = share > 0 ? 1.0 / std::max(kMinSeconds, s.base_seconds * slow) : 0;
     if (r.stamp != pass_) {
       r.stamp = pass_;
       touched_.push_back(ids_[k]);
@@ -194,7 +200,7 @@ void GpuShareModel::ApplyRates() {
     double rate = std::numeric_limits<double>::infinity();
     for (const Shard& s : m.shards) rate = std::min(rate, s.rate);
     if (rate == m.rate) continue;
-    m.progress += m.rate * absl::ToDoubleSeconds(now - m.since);
+    m.progress += m.rate * Secs(now - m.since);
     m.since = now;
     m.rate = rate;
     if (m.timer != 0) env_.Cancel(m.timer);

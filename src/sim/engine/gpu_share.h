@@ -98,6 +98,7 @@ class GpuShareModel {
     double cap = 1;
     double share = 0;
     double slow = 1;  // interference slowdown at the last evaluation
+    double base_seconds = 0;  // work.SecondsAt(share), without interference
     double rate = 0;  // items/s this shard alone would allow
     double used = 0;  // share-seconds since the last take
     absl::Time used_since;
