@@ -53,12 +53,12 @@ enum SluicePriority { SLUICE_PRIO_BEST_EFFORT = 0, SLUICE_PRIO_SLO = 1 };
 
 /* Segment header. Written by the server; clients only read it. */
 typedef struct SluiceShmHeader {
-  uint64_t magic;          /* [atomic] SLUICE_SHM_MAGIC, stored last (release) after init */
-  uint16_t version_major;  /* SLUICE_PROTO_MAJOR of the server that created the segment */
+  uint64_t magic;         /* [atomic] SLUICE_SHM_MAGIC, stored last (release) after init */
+  uint16_t version_major; /* SLUICE_PROTO_MAJOR of the server that created the segment */
   uint16_t version_minor;
-  uint32_t header_bytes;   /* sizeof(SluiceShmHeader) */
-  uint32_t slot_bytes;     /* sizeof(SluiceSlot) */
-  uint32_t slot_count;     /* <= SLUICE_MAX_SLOTS */
+  uint32_t header_bytes; /* sizeof(SluiceShmHeader) */
+  uint32_t slot_bytes;   /* sizeof(SluiceSlot) */
+  uint32_t slot_count;   /* <= SLUICE_MAX_SLOTS */
   uint32_t server_pid;
   uint32_t fail_policy;    /* enum SluiceFailPolicy: default; env SLUICE_FAIL_POLICY overrides */
   int64_t period_ns;       /* [atomic] token period, >= 1 ms, default 5 ms */
@@ -74,25 +74,25 @@ typedef struct SluiceShmHeader {
  * server once per period); the others change rarely. */
 typedef struct SluiceSlot {
   /* -- line 0: hot -- */
-  int64_t budget;          /* [atomic] tokens (blocks) left in this period; clients fetch_sub the
-                              launch cost (relaxed); the server refills once per period (CAS) */
-  uint64_t budget_period;  /* [atomic] period_seq the current budget was issued for (release) */
-  int64_t blocks_total;    /* [atomic] client: blocks launched since registration (relaxed add) */
-  int64_t kernels_total;   /* [atomic] client: kernels launched since registration (relaxed add) */
-  uint32_t futex_word;     /* [atomic] server: +1 after each refill, then FUTEX_WAKE if waiters */
-  uint32_t waiters;        /* [atomic] client: threads sleeping on futex_word (+1 before wait) */
+  int64_t budget;         /* [atomic] tokens (blocks) left in this period; clients fetch_sub the
+                             launch cost (relaxed); the server refills once per period (CAS) */
+  uint64_t budget_period; /* [atomic] period_seq the current budget was issued for (release) */
+  int64_t blocks_total;   /* [atomic] client: blocks launched since registration (relaxed add) */
+  int64_t kernels_total;  /* [atomic] client: kernels launched since registration (relaxed add) */
+  uint32_t futex_word;    /* [atomic] server: +1 after each refill, then FUTEX_WAKE if waiters */
+  uint32_t waiters;       /* [atomic] client: threads sleeping on futex_word (+1 before wait) */
   uint8_t pad0[SLUICE_CACHE_LINE - 40];
   /* -- line 1: identity and quota (server writes; clients read) -- */
-  uint32_t state;          /* [atomic] enum SluiceSlotState */
-  uint32_t generation;     /* [atomic] +1 each time the slot is claimed; echoed in welcome */
-  uint32_t pid;            /* SO_PEERCRED pid of the client, in the server's pid namespace */
-  uint32_t priority;       /* [atomic] enum SluicePriority */
-  int64_t instance_id;     /* sluice InstanceId from hello */
-  uint32_t request_ppm;    /* [atomic] guaranteed share of the GPU, parts per million */
-  uint32_t limit_ppm;      /* [atomic] maximum share of the GPU, parts per million */
-  uint32_t flags;          /* [atomic] SLUICE_SLOT_FLAG_* */
+  uint32_t state;       /* [atomic] enum SluiceSlotState */
+  uint32_t generation;  /* [atomic] +1 each time the slot is claimed; echoed in welcome */
+  uint32_t pid;         /* SO_PEERCRED pid of the client, in the server's pid namespace */
+  uint32_t priority;    /* [atomic] enum SluicePriority */
+  int64_t instance_id;  /* sluice InstanceId from hello */
+  uint32_t request_ppm; /* [atomic] guaranteed share of the GPU, parts per million */
+  uint32_t limit_ppm;   /* [atomic] maximum share of the GPU, parts per million */
+  uint32_t flags;       /* [atomic] SLUICE_SLOT_FLAG_* */
   uint32_t reserved1;
-  int64_t registered_ns;   /* CLOCK_MONOTONIC ns of the welcome */
+  int64_t registered_ns; /* CLOCK_MONOTONIC ns of the welcome */
   uint8_t pad1[SLUICE_CACHE_LINE - 48];
   /* -- line 2: memory -- */
   int64_t mem_limit_bytes; /* [atomic] server: device-memory limit; 0 = unlimited */
@@ -140,21 +140,21 @@ typedef struct SluiceHello {
   SluiceMsgHeader hdr;
   uint16_t version_major;
   uint16_t version_minor;
-  uint32_t pid;            /* getpid() of the client (informational: the server trusts the cred) */
-  int64_t instance_id;     /* env SLUICE_INSTANCE_ID; -1 when unknown */
-  int32_t requested_slot;  /* -1: any free slot; else re-attach to that slot (same pid only) */
+  uint32_t pid;           /* getpid() of the client (informational: the server trusts the cred) */
+  int64_t instance_id;    /* env SLUICE_INSTANCE_ID; -1 when unknown */
+  int32_t requested_slot; /* -1: any free slot; else re-attach to that slot (same pid only) */
   uint32_t reserved;
   char gpu_uuid[SLUICE_UUID_BYTES];
 } SluiceHello;
 
 typedef struct SluiceWelcome {
   SluiceMsgHeader hdr;
-  uint16_t version_major;  /* negotiated: server major, min(minor) */
+  uint16_t version_major; /* negotiated: server major, min(minor) */
   uint16_t version_minor;
   uint32_t slot_index;
-  uint32_t generation;     /* the slot's generation after the claim */
+  uint32_t generation; /* the slot's generation after the claim */
   uint32_t reserved;
-  uint64_t shm_bytes;      /* SluiceShmBytes(slot_count) */
+  uint64_t shm_bytes; /* SluiceShmBytes(slot_count) */
   char shm_name[SLUICE_SHM_NAME_BYTES];
 } SluiceWelcome;
 
@@ -171,8 +171,8 @@ typedef struct SluiceReject {
   SluiceMsgHeader hdr;
   uint16_t version_major; /* the server's own version, so the client can report it */
   uint16_t version_minor;
-  uint32_t reason;        /* enum SluiceRejectReason */
-  char detail[120];       /* NUL-terminated human-readable text */
+  uint32_t reason;  /* enum SluiceRejectReason */
+  char detail[120]; /* NUL-terminated human-readable text */
 } SluiceReject;
 
 SLUICE_STATIC_ASSERT(sizeof(SluiceHello) == 96, "hello layout");
