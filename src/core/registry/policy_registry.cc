@@ -1,5 +1,6 @@
 // The registry map. It lives in a function-local static created on first use (no static
-// initialisers run at load time); the built-ins are inserted then.
+// initialisers run at load time; C++ makes that first use thread-safe); the built-ins are
+// inserted then.
 #include "core/registry/policy_registry.h"
 
 #include <map>
@@ -8,19 +9,33 @@
 #include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/registry/baseline_policies.h"
 #include "core/registry/builtin_policies.h"
+#include "core/registry/dilu_policy_set.h"
 
 namespace sluice::core {
 namespace {
 
 using Registry = std::map<std::string, PolicyFactory, std::less<>>;
 
+void AddBuiltins(Registry& registry) {
+  registry["exclusive"] = MakeExclusivePolicySet;
+  registry["mps-l"] = MakeMpsLimitPolicySet;
+  registry["mps-r"] = MakeMpsRequestPolicySet;
+  registry["fast-gs+"] = MakeFastGsPolicySet;
+  registry["infless+"] = MakeInflessPolicySet;
+  registry["infless-l"] = MakeInflessLimitPolicySet;
+  registry["infless-r"] = MakeInflessRequestPolicySet;
+  registry["tgs"] = MakeTgsPolicySet;
+  registry["dilu"] = MakeDiluPolicySet;
+}
+
 Registry& GetRegistry() {
-  static Registry* registry = new Registry{
-      {"exclusive", MakeExclusivePolicySet},
-      {"mps-l", MakeMpsLimitPolicySet},
-      {"mps-r", MakeMpsRequestPolicySet},
-  };
+  static Registry* registry = [] {
+    auto* r = new Registry;
+    AddBuiltins(*r);
+    return r;
+  }();
   return *registry;
 }
 
@@ -45,6 +60,10 @@ std::vector<std::string> KnownPolicies() {
   for (const auto& [name, factory] : GetRegistry())
     names.push_back(name);
   return names;
+}
+
+void RegisterAllPolicies() {
+  AddBuiltins(GetRegistry());
 }
 
 void RegisterPolicy(std::string name, PolicyFactory factory) {

@@ -1,9 +1,12 @@
 // Policy registry: builds a PolicySet (placement + quota rule + horizontal scaler + vertical
-// controller) by name from its `key: value` params. Used by the simulator's experiment loader and,
-// later, the controller. Built-ins: "exclusive", "mps-l", "mps-r"; other modules (Dilu, HAS-GPU...)
-// add entries with RegisterPolicy(). Registration is NOT thread-safe: call it at start-up, on one
-// thread, before any MakePolicySet(); after that, lookups are read-only and may run concurrently.
-// Factories parse their params with core/registry/param_reader.h.
+// controller) by name from its `key: value` params. Used by the simulator's experiment loader and
+// the controller. Built-ins (RegisterAllPolicies): "exclusive", "mps-l", "mps-r" (static
+// baselines), "fast-gs+", "infless+", "infless-l", "infless-r", "tgs" (the Dilu paper's
+// baselines, baseline_policies.h) and "dilu" (dilu_policy_set.h). They are registered on first
+// use, inside a function-local static (no static initialisers), so callers need no set-up. Other
+// modules may add entries with RegisterPolicy(), which is NOT thread-safe: call it at start-up, on
+// one thread, before any MakePolicySet(); after that, lookups are read-only and may run
+// concurrently. Factories parse their params with core/registry/param_reader.h.
 #ifndef SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
 #define SLUICE_CORE_REGISTRY_POLICY_REGISTRY_H_
 
@@ -65,6 +68,11 @@ std::vector<std::string> KnownPolicies();
 
 using PolicyFactory = std::function<absl::StatusOr<std::unique_ptr<PolicySet>>(
     std::span<const PolicyParam>, const std::string& file)>;
+// Registers every built-in policy (above), replacing entries of the same names. Idempotent.
+// MakePolicySet / KnownPolicies call it once on first use; the simulator and the runtime may also
+// call it at start-up to make the moment explicit. Same threading rule as RegisterPolicy.
+void RegisterAllPolicies();
+
 // Adds (or replaces) a registry entry. Registration is by explicit call, never by static
 // initialisers: call before use, single-threaded (see the file comment).
 void RegisterPolicy(std::string name, PolicyFactory factory);

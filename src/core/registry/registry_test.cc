@@ -104,7 +104,7 @@ TEST(PolicyRegistryTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("exp.yaml"));
   EXPECT_THAT(s.message(), HasSubstr("unknown policy 'dilu-typo'"));
-  EXPECT_THAT(s.message(), HasSubstr("exclusive, mps-l, mps-r"));
+  EXPECT_THAT(s.message(), HasSubstr("dilu, exclusive, fast-gs+, infless+, infless-l, infless-r"));
 }
 
 TEST(PolicyRegistryTest, RegisterAddsAnEntry) {
