@@ -45,9 +45,9 @@ bool ParseInt64(const char* text, int64_t min, int64_t max, int64_t* out) {
   return true;
 }
 
-int ParseConfig(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
-  *out = Config{};
-  int bad = 0;
+namespace {
+
+int ParseStrings(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
   struct StringVar {
     const char* name;
     char* dst;
@@ -58,6 +58,7 @@ int ParseConfig(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
       {"SLUICE_TOKEN_SOCKET", out->token_socket, sizeof(out->token_socket)},
       {"SLUICE_GPU_UUID", out->gpu_uuid, sizeof(out->gpu_uuid)},
   };
+  int bad = 0;
   for (const StringVar& s : strings) {
     const char* v = lookup(s.name);
     if (v != nullptr && *v != '\0' && !CopyString(v, s.dst, s.capacity)) {
@@ -65,18 +66,12 @@ int ParseConfig(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
       ++bad;
     }
   }
-  const char* v = lookup("SLUICE_INSTANCE_ID");
-  if (v != nullptr && !ParseInt64(v, INT64_MIN, INT64_MAX, &out->instance_id)) {
-    Warn(warn, "SLUICE_INSTANCE_ID", v, "not an integer");
-    ++bad;
-  }
-  v = lookup("SLUICE_MEM_LIMIT_BYTES");
-  if (v != nullptr && !ParseInt64(v, 0, INT64_MAX, &out->mem_limit_bytes)) {
-    Warn(warn, "SLUICE_MEM_LIMIT_BYTES", v, "not a byte count >= 0");
-    ++bad;
-  }
-  v = lookup("SLUICE_FAIL_POLICY");
-  if (v != nullptr) {
+  return bad;
+}
+
+int ParseFailPolicy(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
+  int bad = 0;
+  if (const char* v = lookup("SLUICE_FAIL_POLICY")) {
     if (std::strcmp(v, "open") == 0) {
       out->fail_policy = SLUICE_FAIL_OPEN;
     } else if (std::strcmp(v, "closed") == 0) {
@@ -86,15 +81,32 @@ int ParseConfig(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
       ++bad;
     }
   }
-  v = lookup("SLUICE_FAIL_TIMEOUT_MS");
   int64_t ms = 0;
-  if (v != nullptr) {
+  if (const char* v = lookup("SLUICE_FAIL_TIMEOUT_MS")) {
     if (ParseInt64(v, 1, 3600 * 1000, &ms)) {
       out->fail_timeout_ns = ms * 1000000;
     } else {
       Warn(warn, "SLUICE_FAIL_TIMEOUT_MS", v, "expected milliseconds in [1, 3600000]");
       ++bad;
     }
+  }
+  return bad;
+}
+
+}  // namespace
+
+int ParseConfig(EnvLookup lookup, Config* out, void (*warn)(const char*)) {
+  *out = Config{};
+  int bad = ParseStrings(lookup, out, warn) + ParseFailPolicy(lookup, out, warn);
+  const char* v = lookup("SLUICE_INSTANCE_ID");
+  if (v != nullptr && !ParseInt64(v, INT64_MIN, INT64_MAX, &out->instance_id)) {
+    Warn(warn, "SLUICE_INSTANCE_ID", v, "not an integer");
+    ++bad;
+  }
+  v = lookup("SLUICE_MEM_LIMIT_BYTES");
+  if (v != nullptr && !ParseInt64(v, 0, INT64_MAX, &out->mem_limit_bytes)) {
+    Warn(warn, "SLUICE_MEM_LIMIT_BYTES", v, "not a byte count >= 0");
+    ++bad;
   }
   v = lookup("SLUICE_INTERCEPT_VERBOSE");
   out->verbose = v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';

@@ -156,11 +156,9 @@ bool CheckSegment(const SluiceShmHeader* h, size_t mapped_bytes, uint32_t slot_i
   return false;
 }
 
-bool Register(const RegisterRequest& req, Registration* out, char* error, size_t error_bytes) {
-  error[0] = '\0';
-  const int fd = Connect(req, error, error_bytes);
-  if (fd < 0)
-    return false;
+namespace {
+
+SluiceHello MakeHello(const RegisterRequest& req) {
   SluiceHello hello{};
   hello.hdr = {SLUICE_MSG_MAGIC, SLUICE_MSG_HELLO, sizeof(SluiceHello)};
   hello.version_major = SLUICE_PROTO_MAJOR;
@@ -169,31 +167,52 @@ bool Register(const RegisterRequest& req, Registration* out, char* error, size_t
   hello.instance_id = req.instance_id;
   hello.requested_slot = req.requested_slot;
   std::snprintf(hello.gpu_uuid, sizeof(hello.gpu_uuid), "%s", req.gpu_uuid);
+  return hello;
+}
+
+// Sends hello on `fd`, reads the answer, maps the segment on a welcome.
+bool Handshake(int fd, const RegisterRequest& req, Registration* out, char* error,
+               size_t error_bytes) {
+  const SluiceHello hello = MakeHello(req);
   union {
     SluiceMsgHeader hdr;
     SluiceWelcome welcome;
     SluiceReject reject;
   } reply;
   SluiceMsgHeader hdr;
-  bool ok = false;
   errno = 0;
   if (!SendAll(fd, &hello, sizeof(hello)) || !RecvMessage(fd, &reply, sizeof(reply), &hdr)) {
     std::snprintf(error, error_bytes, "handshake with %s failed: %s", req.socket_path,
                   errno != 0 ? std::strerror(errno) : "malformed reply");
-  } else if (hdr.type == SLUICE_MSG_REJECT) {
+    return false;
+  }
+  if (hdr.type == SLUICE_MSG_REJECT) {
     reply.reject.detail[sizeof(reply.reject.detail) - 1] = '\0';
     std::snprintf(error, error_bytes, "rejected by server v%u.%u: reason %u: %s",
                   reply.reject.version_major, reply.reject.version_minor, reply.reject.reason,
                   reply.reject.detail);
-  } else if (hdr.type != SLUICE_MSG_WELCOME || hdr.bytes < sizeof(SluiceWelcome)) {
+    return false;
+  }
+  if (hdr.type != SLUICE_MSG_WELCOME || hdr.bytes < sizeof(SluiceWelcome)) {
     std::snprintf(error, error_bytes, "unexpected message type %u", hdr.type);
-  } else if (reply.welcome.version_major != SLUICE_PROTO_MAJOR) {
+    return false;
+  }
+  if (reply.welcome.version_major != SLUICE_PROTO_MAJOR) {
     std::snprintf(error, error_bytes, "server speaks protocol %u, we speak %u",
                   reply.welcome.version_major, SLUICE_PROTO_MAJOR);
-  } else {
-    ok = MapSegment(reply.welcome, out, error, error_bytes);
+    return false;
   }
-  if (!ok) {
+  return MapSegment(reply.welcome, out, error, error_bytes);
+}
+
+}  // namespace
+
+bool Register(const RegisterRequest& req, Registration* out, char* error, size_t error_bytes) {
+  error[0] = '\0';
+  const int fd = Connect(req, error, error_bytes);
+  if (fd < 0)
+    return false;
+  if (!Handshake(fd, req, out, error, error_bytes)) {
     close(fd);
     return false;
   }

@@ -59,44 +59,53 @@ std::unique_ptr<FakeTokenServer> FakeTokenServer::Start(FakeServerOptions option
           : options.socket_path;
   s->reject_reason_.store(options.reject_reason);
   s->shm_bytes_ = SluiceShmBytes(options.slot_count);
-  shm_unlink(s->shm_name_.c_str());
-  const int fd = shm_open(s->shm_name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0 || ftruncate(fd, static_cast<off_t>(s->shm_bytes_)) != 0) {
-    std::perror("fake token server: shm");
+  if (!s->CreateSegment() || !s->Listen())
     return nullptr;
+  s->thread_ = std::thread([raw = s.get()] { raw->Serve(); });
+  return s;
+}
+
+bool FakeTokenServer::CreateSegment() {
+  shm_unlink(shm_name_.c_str());
+  const int fd = shm_open(shm_name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(shm_bytes_)) != 0) {
+    std::perror("fake token server: shm");
+    return false;
   }
-  void* p = mmap(nullptr, s->shm_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, shm_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED)
-    return nullptr;
+    return false;
   auto* h = static_cast<SluiceShmHeader*>(p);
   h->version_major = SLUICE_PROTO_MAJOR;
   h->version_minor = SLUICE_PROTO_MINOR;
   h->header_bytes = sizeof(SluiceShmHeader);
   h->slot_bytes = sizeof(SluiceSlot);
-  h->slot_count = options.slot_count;
+  h->slot_count = options_.slot_count;
   h->server_pid = static_cast<uint32_t>(getpid());
-  h->fail_policy = options.fail_policy;
-  h->period_ns = options.period_ns;
-  h->max_tokens = options.max_tokens;
-  h->fail_timeout_ns = options.fail_timeout_ns;
+  h->fail_policy = options_.fail_policy;
+  h->period_ns = options_.period_ns;
+  h->max_tokens = options_.max_tokens;
+  h->fail_timeout_ns = options_.fail_timeout_ns;
   h->heartbeat_ns = NowNs();
-  std::snprintf(h->gpu_uuid, sizeof(h->gpu_uuid), "%s", options.gpu_uuid.c_str());
+  std::snprintf(h->gpu_uuid, sizeof(h->gpu_uuid), "%s", options_.gpu_uuid.c_str());
   Ref(h->magic).store(SLUICE_SHM_MAGIC, std::memory_order_release);
-  s->header_ = h;
+  header_ = h;
+  return true;
+}
 
-  s->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+bool FakeTokenServer::Listen() {
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", s->socket_path_.c_str());
-  unlink(s->socket_path_.c_str());
-  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(s->listen_fd_, 16) != 0) {
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path_.c_str());
+  unlink(socket_path_.c_str());
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(listen_fd_, 16) != 0) {
     std::perror("fake token server: bind/listen");
-    return nullptr;
+    return false;
   }
-  s->thread_ = std::thread([raw = s.get()] { raw->Serve(); });
-  return s;
+  return true;
 }
 
 FakeTokenServer::~FakeTokenServer() {
@@ -126,6 +135,15 @@ void FakeTokenServer::Serve() {
   }
 }
 
+void FakeTokenServer::SendReject(int fd, uint32_t reason) {
+  SluiceReject r{};
+  r.hdr = {SLUICE_MSG_MAGIC, SLUICE_MSG_REJECT, sizeof(SluiceReject)};
+  r.version_major = SLUICE_PROTO_MAJOR;
+  r.reason = reason;
+  std::snprintf(r.detail, sizeof(r.detail), "fake server says no (%u)", reason);
+  (void)!write(fd, &r, sizeof(r));
+}
+
 void FakeTokenServer::Answer(int fd) {
   SluiceHello hello;
   if (!ReadAll(fd, &hello, sizeof(hello)))
@@ -150,12 +168,7 @@ void FakeTokenServer::Answer(int fd) {
   if (reason == 0 && claimed < 0)
     reason = SLUICE_REJECT_NO_SLOT;
   if (reason != 0) {
-    SluiceReject r{};
-    r.hdr = {SLUICE_MSG_MAGIC, SLUICE_MSG_REJECT, sizeof(SluiceReject)};
-    r.version_major = SLUICE_PROTO_MAJOR;
-    r.reason = reason;
-    std::snprintf(r.detail, sizeof(r.detail), "fake server says no (%u)", reason);
-    (void)!write(fd, &r, sizeof(r));
+    SendReject(fd, reason);
     return;
   }
   SluiceSlot* s = slot(static_cast<uint32_t>(claimed));

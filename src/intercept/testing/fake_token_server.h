@@ -57,8 +57,11 @@ class FakeTokenServer {
 
  private:
   FakeTokenServer() = default;
+  bool CreateSegment();
+  bool Listen();
   void Serve();
   void Answer(int fd);
+  void SendReject(int fd, uint32_t reason);
 
   FakeServerOptions options_;
   std::string socket_path_;
