@@ -93,7 +93,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
                                             fc.name, " an invalid quota: ", s.message()));
   }
   const int gpus = fc.training ? fc.training->workers : fc.gpus;
-  fgd_workload_.tasks.push_back(core::TaskClass{gpus, f.quota.request, fc.memory, 1.0});
+  AddFgdTask(core::TaskClass{gpus, f.quota.request, fc.memory, 1.0});
   if (fc.training) return absl::OkStatus();
   f.scaler = policy_->MakeScaler(f.traits);
   if (f.scaler == nullptr) return absl::InternalError("policy made no horizontal scaler");
@@ -106,6 +106,17 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
     f.service_rng.emplace(DeriveSeed(config_.seed, kServiceStreamBase + i));
   }
   return absl::OkStatus();
+}
+
+// Functions with identical demands are one FGD task class (FGD's cost grows with the classes).
+void Engine::AddFgdTask(const core::TaskClass& t) {
+  for (core::TaskClass& c : fgd_workload_.tasks) {
+    if (c.gpus == t.gpus && c.share == t.share && c.memory == t.memory) {
+      c.weight += t.weight;
+      return;
+    }
+  }
+  fgd_workload_.tasks.push_back(t);
 }
 
 // Requests/s one instance serves at the profiled request share with full batches.

@@ -89,6 +89,7 @@ class Engine : public GpuShareModel::Listener {
   absl::Status Init(const WorkloadVariant& workload, std::string_view config_file);
   absl::Status InitFunction(size_t index, const WorkloadSpec& spec, std::string_view file);
   double DeriveCapacity(const Function& f) const;
+  void AddFgdTask(const core::TaskClass& t);
 
   // Request path (requests.cc).
   void ScheduleNextArrival(int fn);

@@ -5,7 +5,6 @@
 #define SLUICE_SIM_ENGINE_GATEWAY_H_
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -36,7 +35,7 @@ class Gateway {
   int warm_count() const { return static_cast<int>(count_); }
 
   // Requests waiting for a warm instance, oldest first.
-  std::deque<Request> held;
+  RequestQueue held;
 
  private:
   std::vector<int32_t>& positions() { return table_ != nullptr ? *table_ : own_positions_; }

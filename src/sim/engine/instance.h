@@ -5,7 +5,7 @@
 #define SLUICE_SIM_ENGINE_INSTANCE_H_
 
 #include <cstdint>
-#include <deque>
+#include <cstddef>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -41,6 +41,41 @@ struct Request {
   int32_t output_tokens = 0;
 };
 
+// FIFO of requests: a vector with a moving head, compacted once the consumed prefix dominates.
+// Unlike std::deque it holds no memory while empty, which matters with tens of thousands of
+// mostly idle instances.
+class RequestQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+  const Request& front() const { return items_[head_]; }
+  void push_back(const Request& r) { items_.push_back(r); }
+  void pop_front() { Consume(1); }
+  // Moves the first `n` (<= size()) requests into `out`, replacing its contents.
+  void PopFront(size_t n, std::vector<Request>& out) {
+    out.assign(items_.begin() + static_cast<std::ptrdiff_t>(head_),
+               items_.begin() + static_cast<std::ptrdiff_t>(head_ + n));
+    Consume(n);
+  }
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+
+ private:
+  void Consume(size_t n) {
+    head_ += n;
+    if (head_ == items_.size()) {
+      clear();
+    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+  std::vector<Request> items_;
+  size_t head_ = 0;
+};
+
 class Instance {
  public:
   Instance(common::InstanceId id, int function, std::vector<common::GpuId> gpus);
@@ -64,7 +99,7 @@ class Instance {
   void set_executing(bool e) { executing_ = e; }
 
   // Dispatched requests waiting for a batch, oldest first.
-  std::deque<Request> queue;
+  RequestQueue queue;
   // The batch in execution (empty when idle; training jobs leave it empty).
   std::vector<Request> batch;
   // Pending max-queue-delay timer (0 = none).

@@ -89,8 +89,7 @@ void Engine::MaybeStartBatch(Instance& inst) {
 }
 
 void Engine::StartBatch(Instance& inst, int64_t size) {
-  inst.batch.assign(inst.queue.begin(), inst.queue.begin() + size);
-  inst.queue.erase(inst.queue.begin(), inst.queue.begin() + size);
+  inst.queue.PopFront(static_cast<size_t>(size), inst.batch);
   inst.set_executing(true);
   const int32_t id = static_cast<int32_t>(inst.id().value());
   shares_.Start(id, MakeBatchWork(fns_[inst.function()], inst));
