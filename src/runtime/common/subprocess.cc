@@ -46,6 +46,9 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SpawnOptions
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (o.capture_stdout) posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  if (o.discard_stderr) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
   std::vector<std::string> env = ChildEnv(o);
   std::vector<char*> argv, envp;
   for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));

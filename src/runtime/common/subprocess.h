@@ -22,6 +22,7 @@ struct SpawnOptions {
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> unset_env;
   bool capture_stdout = true;  // else the child inherits the parent's stdout
+  bool discard_stderr = false;  // send the child's stderr to /dev/null
 };
 
 class Subprocess {

@@ -39,6 +39,15 @@ TEST(SubprocessTest, SetsAndUnsetsEnvironment) {
   EXPECT_EQ(*(*p)->ReadLine(absl::Seconds(10)), "hello-unset");
 }
 
+TEST(SubprocessTest, DiscardsStderrOnRequest) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "echo gone >&2; echo $?"};
+  o.discard_stderr = true;
+  auto p = Subprocess::Spawn(o);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*(*p)->ReadLine(absl::Seconds(10)), "0");  // the write to /dev/null succeeded
+}
+
 TEST(SubprocessTest, KillReportsSignal) {
   auto p = Sh("echo up; exec sleep 30");
   EXPECT_EQ(*p->ReadLine(absl::Seconds(10)), "up");

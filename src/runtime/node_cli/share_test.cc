@@ -1,0 +1,159 @@
+// RunShareTest: locate the programs, pick and probe the device, measure its throughput with one
+// unthrottled sluice-spin, then run the token server and one throttled sluice-spin per limit
+// over a common CLOCK_MONOTONIC window and compare their block counts with the limits.
+#include "runtime/node_cli/share_test.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "nlohmann/json.hpp"
+#include "runtime/agent/controller_factory.h"
+#include "runtime/agent/registration_server.h"
+#include "runtime/agent/token_server.h"
+#include "runtime/common/loop_env.h"
+#include "runtime/common/subprocess.h"
+#include "runtime/node_cli/worker_env.h"
+
+namespace sluice::runtime {
+namespace {
+
+constexpr int kBatch = 8;
+
+// Runs sluice-spin with `args` in `env` and returns its JSON line with "event" == `event`.
+absl::StatusOr<nlohmann::json> RunSpin(const WorkerEnv& env, std::vector<std::string> args,
+                                       const std::string& event, absl::Duration timeout) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, env.Spawn(std::move(args), false));
+  return ReadEvent(*p, event, timeout);
+}
+
+absl::StatusOr<int64_t> Calibrate(const WorkerEnv& env, const ShareTestOptions& o, int grid) {
+  SLUICE_ASSIGN_OR_RETURN(
+      nlohmann::json r,
+      RunSpin(env,
+              {"--grid", std::to_string(grid), "--block-ns", std::to_string(o.block_ns),
+               "--batch", std::to_string(kBatch), "--seconds", "1"},
+              "result", absl::Seconds(60)));
+  const double span_s = (r.value("last_ns", 0.0) - r.value("first_ns", 0.0)) / 1e9;
+  const double blocks = r.value("blocks", 0.0) - double(grid) * kBatch;  // first batch: t=0
+  if (span_s <= 0 || blocks <= 0) return absl::InternalError("calibration measured nothing");
+  return static_cast<int64_t>(blocks / span_s);
+}
+
+struct Server {
+  std::unique_ptr<LoopEnv> loop;
+  std::unique_ptr<TokenServer> tokens;
+  std::unique_ptr<RegistrationServer> registration;
+  ~Server() {
+    registration.reset();
+    if (tokens) tokens->Stop();
+    if (loop) loop->Stop();  // no period in flight once the loop has stopped
+  }
+};
+
+absl::Status StartServer(const ShareTestOptions& o, const std::string& uuid, int64_t max_tokens,
+                         const std::string& socket_path, Server& s) {
+  SLUICE_ASSIGN_OR_RETURN(s.loop, LoopEnv::Create());
+  TokenServerConfig c;
+  c.gpu_uuid = uuid;
+  c.period = o.period;
+  c.max_tokens = max_tokens;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<core::VerticalController> ctl,
+                          MakeGpuController(o.controller, o.period));
+  SLUICE_ASSIGN_OR_RETURN(s.tokens, TokenServer::Create(*s.loop, c, std::move(ctl)));
+  for (size_t i = 0; i < o.limits.size(); ++i) {
+    InstanceSpec spec;
+    spec.quota = {o.limits[i], o.limits[i]};
+    spec.slo_sensitive = false;
+    SLUICE_RETURN_IF_ERROR(s.tokens->SetInstanceSpec(common::InstanceId(int64_t(i)), spec));
+  }
+  RegistrationOptions ro;
+  ro.socket_path = socket_path;
+  SLUICE_ASSIGN_OR_RETURN(s.registration, RegistrationServer::Create(*s.loop, ro));
+  s.registration->AddGpu(*s.tokens);
+  s.loop->RunSync([&s] { s.tokens->Start(); });
+  return absl::OkStatus();
+}
+
+// Starts the workers, samples how many hold a slot mid-window, and collects their block counts.
+absl::Status RunWorkers(const ShareTestOptions& o, const WorkerEnv& env, Server& s, int grid,
+                        ShareTestResult& r) {
+  const absl::Time from = s.loop->Now() + o.warmup;
+  const absl::Time until = from + o.duration;
+  std::vector<std::unique_ptr<Subprocess>> workers;
+  for (size_t i = 0; i < o.limits.size(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(
+        std::unique_ptr<Subprocess> p,
+        env.Spawn({"--grid", std::to_string(grid), "--block-ns", std::to_string(o.block_ns),
+                   "--batch", std::to_string(kBatch), "--from-ns",
+                   std::to_string(ToMonotonicNanos(from)), "--until-ns",
+                   std::to_string(ToMonotonicNanos(until))},
+                  /*preload=*/true, int64_t(i)));
+    workers.push_back(std::move(p));
+  }
+  std::atomic<int> registered{0};
+  s.loop->RunAt(from + o.duration / 2, [&s, &registered] {
+    int n = 0;
+    for (const SlotView& v : s.tokens->Slots()) n += v.state == SLUICE_SLOT_ACTIVE;
+    registered = n;
+  });
+  const absl::Duration timeout = o.warmup + o.duration + absl::Seconds(30);
+  for (auto& w : workers) {
+    SLUICE_ASSIGN_OR_RETURN(nlohmann::json res, ReadEvent(*w, "result", timeout));
+    if (res.value("late_start", false)) {
+      return absl::DeadlineExceededError("a worker started after the window opened; retry "
+                                         "with a longer warm-up");
+    }
+    r.blocks.push_back(res.value("blocks", int64_t{0}));
+  }
+  for (auto& w : workers) (void)w->Wait();
+  r.registered = registered;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<double> Shares(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  std::vector<double> out(values.size(), 0.0);
+  for (size_t i = 0; i < values.size() && sum > 0; ++i) out[i] = values[i] / sum;
+  return out;
+}
+
+absl::StatusOr<ShareTestResult> RunShareTest(const ShareTestOptions& o) {
+  SLUICE_RETURN_IF_ERROR(ValidateShareTestOptions(o));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WorkerEnv> worker_env, WorkerEnv::Create(o));
+  WorkerEnv& env = *worker_env;
+  ShareTestResult r;
+  r.device = env.device();
+  SLUICE_ASSIGN_OR_RETURN(nlohmann::json probe,
+                          RunSpin(env, {"--probe"}, "probe", absl::Seconds(30)));
+  r.device_name = probe.value("name", std::string());
+  r.gpu_uuid = probe.value("uuid", std::string());
+  r.sm_count = probe.value("sm_count", 0);
+  if (r.gpu_uuid.empty() || r.sm_count <= 0) return absl::InternalError("bad device probe");
+  env.set_gpu_uuid(r.gpu_uuid);
+  SLUICE_ASSIGN_OR_RETURN(r.capacity_blocks_per_s, Calibrate(env, o, r.sm_count));
+  r.max_tokens = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(r.capacity_blocks_per_s) *
+                              absl::ToDoubleSeconds(o.period) * (1 - o.headroom)));
+  Server server;
+  SLUICE_RETURN_IF_ERROR(StartServer(o, r.gpu_uuid, r.max_tokens, env.socket_path(), server));
+  SLUICE_RETURN_IF_ERROR(RunWorkers(o, env, server, r.sm_count, r));
+  r.expected = Shares(o.limits);
+  std::vector<double> blocks(r.blocks.begin(), r.blocks.end());
+  r.measured = Shares(blocks);
+  for (size_t i = 0; i < r.expected.size(); ++i) {
+    r.max_abs_error = std::max(r.max_abs_error, std::abs(r.expected[i] - r.measured[i]));
+  }
+  return r;
+}
+
+}  // namespace sluice::runtime
