@@ -21,6 +21,11 @@ Room Max(const Room& a, const Room& b) {
               std::max(a.memory, b.memory)};
 }
 
+// True when `r` attains `max` in some dimension, so removing it may lower the maximum.
+bool Attains(const Room& r, const Room& max) {
+  return r.request >= max.request || r.limit >= max.limit || r.memory >= max.memory;
+}
+
 }  // namespace
 
 FitIndex::FitIndex(int gpu_count, double key_lo, double key_hi, int buckets)
@@ -40,30 +45,43 @@ int FitIndex::BucketOf(double key) const {
   return b >= last ? last : static_cast<int>(b);
 }
 
+void FitIndex::Propagate(int b) {
+  for (int node = (leaves_ + b) / 2; node >= 1; node /= 2) {
+    const Room m = Max(tree_[2 * node], tree_[2 * node + 1]);
+    const Room& old = tree_[node];
+    if (m.request == old.request && m.limit == old.limit && m.memory == old.memory)
+      return;
+    tree_[node] = m;
+  }
+}
+
 void FitIndex::RefreshBucket(int b) {
   Room m = kNoRoom;
   for (int g : buckets_[b])
     m = Max(m, slots_[g].room);
-  int node = leaves_ + b;
-  tree_[node] = m;
-  for (node /= 2; node >= 1; node /= 2)
-    tree_[node] = Max(tree_[2 * node], tree_[2 * node + 1]);
+  tree_[leaves_ + b] = m;
+  Propagate(b);
 }
 
 void FitIndex::Upsert(int gpu, double key, const Room& room) {
   Slot& s = slots_[gpu];
   const int b = BucketOf(key);
-  const int old_bucket = s.bucket;
-  if (old_bucket != b) {
+  if (s.bucket != b) {
     Erase(gpu);
     s.bucket = b;
     s.pos = static_cast<int>(buckets_[b].size());
     buckets_[b].push_back(gpu);
     ++size_;
+  } else if (Attains(s.room, tree_[leaves_ + b])) {
+    s.key = key;
+    s.room = room;
+    RefreshBucket(b);  // the old room may have been the bucket's maximum
+    return;
   }
   s.key = key;
   s.room = room;
-  RefreshBucket(b);
+  tree_[leaves_ + b] = Max(tree_[leaves_ + b], room);
+  Propagate(b);
 }
 
 void FitIndex::Erase(int gpu) {
@@ -79,7 +97,8 @@ void FitIndex::Erase(int gpu) {
   s.bucket = -1;
   s.pos = -1;
   --size_;
-  RefreshBucket(b);
+  if (Attains(s.room, tree_[leaves_ + b]))
+    RefreshBucket(b);
 }
 
 int FitIndex::Descend(int node, int lo, int hi, int from, const Room& need) const {

@@ -5,7 +5,8 @@
 //
 // How: keys are bucketed into `buckets` equal ranges of [key_lo, key_hi] (keys outside are
 // clamped into the end buckets); a max-segment tree over the buckets holds, per dimension, the
-// largest room of any member, so Find skips whole key ranges that cannot host the demand and
+// largest room of any member (recomputed only when a member holding a maximum leaves), so
+// Find skips whole key ranges that cannot host the demand and
 // scans only buckets whose maxima dominate it. Cost: O(log B) per update plus the size of the
 // touched bucket; a search scans the first bucket(s) that pass the max filter.
 #ifndef SLUICE_CORE_DILU_FIT_INDEX_H_
@@ -61,7 +62,8 @@ class FitIndex {
     int pos = -1;     // index in buckets_[bucket]
   };
   int BucketOf(double key) const;
-  void RefreshBucket(int b);
+  void RefreshBucket(int b);  // recompute bucket b's maxima from its members
+  void Propagate(int b);      // push leaf b's maxima up the tree
   // Leftmost bucket >= from whose maxima dominate `need`; -1 if none.
   int NextBucket(int from, const Room& need) const;
   int Descend(int node, int lo, int hi, int from, const Room& need) const;

@@ -84,9 +84,9 @@ bool DiluScheduler::EnsureInit(const ClusterState& state) {
   }
   idle_.assign(gpu_count_, 0);
   hidden_.assign(gpu_count_, 0);
-  idle_gpus_.assign(classes, {});
+  idle_gpus_.assign(classes, IdSet(gpu_count_));
   node_idle_.assign(state.node_count(), 0);
-  idle_nodes_.assign(classes, std::vector<std::set<int>>(max_per_node + 1));
+  idle_nodes_.assign(classes, std::vector<IdSet>(max_per_node + 1, IdSet(state.node_count())));
   for (int g = 0; g < gpu_count_; ++g)
     Reindex(g, state);
   for (GpuId g : state.active_gpus()) {
@@ -104,16 +104,16 @@ void DiluScheduler::SetIdle(int gpu, bool idle) {
   const int node = node_of_[gpu];
   int& count = node_idle_[node];
   if (count > 0)
-    idle_nodes_[c][count].erase(node);
+    idle_nodes_[c][count].Erase(node);
   if (idle) {
-    idle_gpus_[c].insert(gpu);
+    idle_gpus_[c].Insert(gpu);
     ++count;
   } else {
-    idle_gpus_[c].erase(gpu);
+    idle_gpus_[c].Erase(gpu);
     --count;
   }
   if (count > 0)
-    idle_nodes_[c][count].insert(node);
+    idle_nodes_[c][count].Insert(node);
 }
 
 void DiluScheduler::Reindex(int gpu, const ClusterState& state) {
@@ -223,7 +223,7 @@ int DiluScheduler::PickIdle(const Room& need, Order order) const {
   for (size_t c = 0; c < class_memory_.size(); ++c) {
     if (idle_gpus_[c].empty() || need.memory > class_memory_[c])
       continue;
-    const int g = *idle_gpus_[c].begin();
+    const int g = idle_gpus_[c].First();
     const double mem = static_cast<double>(class_memory_[c]);
     double key = g;  // first fit
     if (order == Order::kBestFit) {

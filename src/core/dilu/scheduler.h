@@ -31,7 +31,6 @@
 #define SLUICE_CORE_DILU_SCHEDULER_H_
 
 #include <memory>
-#include <set>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +38,7 @@
 
 #include "core/dilu/affinity.h"
 #include "core/dilu/fit_index.h"
+#include "core/dilu/id_set.h"
 #include "core/policy/placement.h"
 #include "core/resource/cluster.h"
 
@@ -114,18 +114,18 @@ class DiluScheduler final : public PlacementPolicy {
   std::unique_ptr<AffinityHook> hook_;
   bool initialized_ = false;
   int gpu_count_ = 0;
-  std::vector<int64_t> class_memory_;     // distinct GPU memory sizes (bytes)
-  std::vector<int> class_of_;             // per GPU
-  std::vector<int> node_of_;              // per GPU
-  std::vector<FitIndex> best_fit_;        // per class, key = score of the GPU as it is
-  std::vector<FitIndex> worst_fit_;       // one, key = -free memory
-  std::vector<FitIndex> first_fit_;       // one, key = GPU id (resource_complementarity off)
-  std::vector<char> idle_;                // per GPU
-  std::vector<char> hidden_;              // per GPU: already chosen for the demand being placed
-  std::vector<std::set<int>> idle_gpus_;  // per class
-  std::vector<int> node_idle_;            // idle GPUs per node
-  std::vector<std::vector<std::set<int>>> idle_nodes_;  // [class][idle count] -> nodes
-  std::vector<GpuId> wa_;                               // scratch for G_WA
+  std::vector<int64_t> class_memory_;  // distinct GPU memory sizes (bytes)
+  std::vector<int> class_of_;          // per GPU
+  std::vector<int> node_of_;           // per GPU
+  std::vector<FitIndex> best_fit_;     // per class, key = score of the GPU as it is
+  std::vector<FitIndex> worst_fit_;    // one, key = -free memory
+  std::vector<FitIndex> first_fit_;    // one, key = GPU id (resource_complementarity off)
+  std::vector<char> idle_;             // per GPU
+  std::vector<char> hidden_;           // per GPU: already chosen for the demand being placed
+  std::vector<IdSet> idle_gpus_;       // per class
+  std::vector<int> node_idle_;         // idle GPUs per node
+  std::vector<std::vector<IdSet>> idle_nodes_;  // [class][idle count] -> nodes
+  std::vector<GpuId> wa_;                       // scratch for G_WA
 };
 
 }  // namespace sluice::core

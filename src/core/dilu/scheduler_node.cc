@@ -67,8 +67,7 @@ std::vector<int> DiluScheduler::PickIdleNode(int n, const Room& need, Order orde
     for (size_t k = n; k < idle_nodes_[c].size(); ++k) {
       if (idle_nodes_[c][k].empty())
         continue;
-      const std::tuple<int, double, int> cand{static_cast<int>(k), pref,
-                                              *idle_nodes_[c][k].begin()};
+      const std::tuple<int, double, int> cand{static_cast<int>(k), pref, idle_nodes_[c][k].First()};
       if (std::get<2>(best) < 0 || cand < best)
         best = cand;
       break;
