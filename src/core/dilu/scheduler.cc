@@ -53,23 +53,40 @@ bool DiluScheduler::EnsureInit(const ClusterState& state) {
   }
   initialized_ = true;
   gpu_count_ = state.gpu_count();
+  BuildClasses(state);
+  int max_per_node = 0;
+  for (int n = 0; n < state.node_count(); ++n) {
+    max_per_node = std::max<int>(max_per_node, state.gpus_of(NodeId(n)).size());
+  }
+  BuildIndices(max_per_node, state.node_count());
+  for (int g = 0; g < gpu_count_; ++g)
+    Reindex(g, state);
+  for (GpuId g : state.active_gpus()) {
+    for (const Allocation& a : state.gpu(g).allocations)
+      hook_->OnAdded(a);
+  }
+  return true;
+}
+
+void DiluScheduler::BuildClasses(const ClusterState& state) {
   class_memory_.clear();
   class_of_.assign(gpu_count_, 0);
-  node_of_.clear();
-  int max_per_node = 0;
+  node_of_.assign(gpu_count_, 0);
   for (const GpuState& g : state.gpus()) {
     const int64_t m = g.spec.memory.count();
     auto it = std::find(class_memory_.begin(), class_memory_.end(), m);
     class_of_[g.id.value()] = static_cast<int>(it - class_memory_.begin());
-    node_of_.push_back(static_cast<int>(g.node.value()));
+    node_of_[g.id.value()] = static_cast<int>(g.node.value());
     if (it == class_memory_.end())
       class_memory_.push_back(m);
   }
-  for (int n = 0; n < state.node_count(); ++n) {
-    max_per_node = std::max<int>(max_per_node, state.gpus_of(NodeId(n)).size());
-  }
-  const int64_t max_memory = *std::max_element(class_memory_.begin(), class_memory_.end());
+}
+
+void DiluScheduler::BuildIndices(int max_per_node, int nodes) {
   const size_t classes = class_memory_.size();
+  int64_t max_memory = 1;
+  for (int64_t m : class_memory_)
+    max_memory = std::max(max_memory, m);
   best_fit_.clear();
   worst_fit_.clear();
   first_fit_.clear();
@@ -85,15 +102,8 @@ bool DiluScheduler::EnsureInit(const ClusterState& state) {
   idle_.assign(gpu_count_, 0);
   hidden_.assign(gpu_count_, 0);
   idle_gpus_.assign(classes, IdSet(gpu_count_));
-  node_idle_.assign(state.node_count(), 0);
-  idle_nodes_.assign(classes, std::vector<IdSet>(max_per_node + 1, IdSet(state.node_count())));
-  for (int g = 0; g < gpu_count_; ++g)
-    Reindex(g, state);
-  for (GpuId g : state.active_gpus()) {
-    for (const Allocation& a : state.gpu(g).allocations)
-      hook_->OnAdded(a);
-  }
-  return true;
+  node_idle_.assign(nodes, 0);
+  idle_nodes_.assign(classes, std::vector<IdSet>(max_per_node + 1, IdSet(nodes)));
 }
 
 void DiluScheduler::SetIdle(int gpu, bool idle) {

@@ -89,6 +89,8 @@ class DiluScheduler final : public PlacementPolicy {
   DiluScheduler(const SchedulerConfig& config, std::unique_ptr<AffinityHook> hook);
   // Builds the indices from `state` on first use; true when it just did.
   bool EnsureInit(const ClusterState& state);
+  void BuildClasses(const ClusterState& state);  // GPU memory sizes, class and node per GPU
+  void BuildIndices(int max_per_node, int nodes);
   void Reindex(int gpu, const ClusterState& state);
   void SetIdle(int gpu, bool idle);
   void Hide(int gpu);  // exclude from the current placement until Reindex

@@ -200,6 +200,13 @@ TEST_F(SchedulerTest, FullClusterIsResourceExhaustedAndChangesNothing) {
   EXPECT_EQ(PlaceAndCommit(Demand(10, 10, 0.2, 0.2, 1)), std::vector<int>{2});
 }
 
+TEST_F(SchedulerTest, EmptyClusterIsResourceExhausted) {
+  state_ = std::make_unique<ClusterState>(ClusterSpec{});
+  sched_ = *DiluScheduler::Create({});
+  EXPECT_EQ(sched_->Place(Demand(1, 1, 0.2, 0.2, 1), *state_).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 TEST_F(SchedulerTest, RejectsMalformedDemandsAndConfigs) {
   Init(1);
   EXPECT_EQ(sched_->Place(Demand(1, 1, 0.5, 0.4, 1), *state_).status().code(),
