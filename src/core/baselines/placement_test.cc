@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 
 #include "core/baselines/exclusive_placement.h"
+#include "core/baselines/function_tracking_placement.h"
 #include "core/baselines/static_share_placement.h"
 #include "core/baselines/testing/commit.h"
 
@@ -181,6 +182,26 @@ TEST(StaticSharePlacementTest, RejectsBadShare) {
   StaticSharePlacement p = Mps();
   EXPECT_EQ(p.Place(Demand(1, 0.0, 1), c).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(p.Place(Demand(1, 1.5, 1), c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FunctionTrackingPlacementTest, KnowsFunctionsOfCommittedInstancesOnly) {
+  ClusterState c = Nodes(1);
+  FunctionTrackingPlacement p(std::make_unique<StaticSharePlacement>(
+      StaticSharePlacement::Options{"tracked", ShareBasis::kLimit, NodeOrder::kMostAllocated}));
+  EXPECT_EQ(p.name(), "tracked");
+  InstanceDemand d = Demand(4, 0.3, 2, /*gpus=*/2, /*same_node=*/true);
+  d.function = FunctionId(9);
+  EXPECT_TRUE(p.Place(d, c).ok());
+  EXPECT_EQ(p.FunctionOf(InstanceId(4)), std::nullopt);  // placed, not committed
+  ASSERT_TRUE(PlaceAndCommit(p, c, d).ok());
+  EXPECT_EQ(p.FunctionOf(InstanceId(4)), FunctionId(9));
+  ASSERT_TRUE(PlaceAndCommit(p, c, Demand(5, 0.3, 2)).ok());
+  EXPECT_EQ(p.FunctionOf(InstanceId(5)), FunctionId(1));
+  RemoveAndNotify(p, c, InstanceId(4));  // both GPUs released
+  EXPECT_EQ(p.FunctionOf(InstanceId(4)), std::nullopt);
+  EXPECT_EQ(p.FunctionOf(InstanceId(5)), FunctionId(1));
+  // The inner policy's indices were kept in sync through the decorator.
+  EXPECT_TRUE(dynamic_cast<StaticSharePlacement&>(p.inner()).CheckIndex(c).ok());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace sluice::core {
 
 absl::StatusOr<std::unique_ptr<PriorityRateController>> PriorityRateController::Create(
-    const PriorityRateConfig& c) {
+    const PriorityRateConfig& c, FunctionLookup function_of) {
   if (c.period <= absl::ZeroDuration() || c.period == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError("tgs controller: period must be finite and > 0");
   }
@@ -31,7 +31,8 @@ absl::StatusOr<std::unique_ptr<PriorityRateController>> PriorityRateController::
     return absl::InvalidArgumentError(
         "tgs controller: tolerance and reference decay must be in [0, 1)");
   }
-  return std::unique_ptr<PriorityRateController>(new PriorityRateController(c));
+  return std::unique_ptr<PriorityRateController>(
+      new PriorityRateController(c, std::move(function_of)));
 }
 
 void PriorityRateController::Adapt(int64_t production_blocks, int64_t opportunistic_blocks) {
@@ -49,39 +50,59 @@ void PriorityRateController::Adapt(int64_t production_blocks, int64_t opportunis
   reference_ = std::max(p, reference_ * (1.0 - config_.reference_decay));
 }
 
+size_t PriorityRateController::SelectProduction(std::span<const InstanceActivity> instances) {
+  size_t lead = 0;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    if (instances[i].slo_sensitive) {
+      lead = i;
+      break;
+    }
+  }
+  production_flags_.assign(instances.size(), 0);
+  production_flags_[lead] = 1;
+  if (function_of_ != nullptr) {
+    const std::optional<FunctionId> f = function_of_(instances[lead].instance);
+    for (size_t i = 0; f.has_value() && i < instances.size(); ++i) {
+      if (function_of_(instances[i].instance) == f)
+        production_flags_[i] = 1;
+    }
+  }
+  return lead;
+}
+
 void PriorityRateController::Issue(absl::Time now, int64_t max_tokens,
                                    std::span<const InstanceActivity> instances,
                                    std::span<int64_t> tokens_out) {
   SLUICE_CHECK(tokens_out.size() == instances.size());
   if (instances.empty())
     return;
-  size_t prod = 0;
-  for (size_t i = 0; i < instances.size(); ++i) {
-    if (instances[i].slo_sensitive) {
-      prod = i;
-      break;
-    }
-  }
-  if (production_ != instances[prod].instance) {
-    production_ = instances[prod].instance;
+  const size_t lead = SelectProduction(instances);
+  if (production_ != instances[lead].instance) {
+    production_ = instances[lead].instance;
     rate_ = config_.initial_rate;
     reference_ = 0;
     issued_opportunistic_ = 0;
   }
-  int64_t opportunistic_blocks = 0;
+  int64_t production_blocks = 0, opportunistic_blocks = 0;
+  size_t n = 0;  // opportunistic instances
   for (size_t i = 0; i < instances.size(); ++i) {
-    if (i != prod)
-      opportunistic_blocks += std::max<int64_t>(0, instances[i].blocks_launched);
+    const int64_t blocks = std::max<int64_t>(0, instances[i].blocks_launched);
+    if (production_flags_[i]) {
+      production_blocks += blocks;
+    } else {
+      opportunistic_blocks += blocks;
+      ++n;
+    }
   }
-  Adapt(std::max<int64_t>(0, instances[prod].blocks_launched), opportunistic_blocks);
+  Adapt(production_blocks, opportunistic_blocks);
 
-  const size_t n = instances.size() - 1;
   const int64_t each =
       n == 0 ? 0
              : std::max<int64_t>(1, static_cast<int64_t>(std::floor(
                                         rate_ * static_cast<double>(max_tokens) / n + 1e-9)));
-  for (size_t i = 0; i < instances.size(); ++i)
-    tokens_out[i] = i == prod ? max_tokens : each;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    tokens_out[i] = production_flags_[i] ? max_tokens : each;
+  }
   issued_opportunistic_ = each * static_cast<int64_t>(n);
 }
 

@@ -1,15 +1,17 @@
 // PriorityRateController: TGS-style priority time sharing (Wu et al., NSDI'23) as a
-// VerticalController, for the "tgs" policy set (core/registry). One *production* (high-priority)
-// instance per GPU gets every token it can use; the others are *opportunistic* and share an
+// VerticalController, for the "tgs" policy set (core/registry). The *production* (high-priority)
+// instances of a GPU get every token they can use; the others are *opportunistic* and share an
 // adaptive rate that probes upward while the production instance's kernel throughput holds and
 // backs off when it drops (TGS's adaptive rate control, AIMD like TCP). One object per GPU;
 // driven every period by the simulator / token server. Not thread-safe.
 #ifndef SLUICE_CORE_BASELINES_PRIORITY_RATE_CONTROLLER_H_
 #define SLUICE_CORE_BASELINES_PRIORITY_RATE_CONTROLLER_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -32,22 +34,29 @@ struct PriorityRateConfig {
 };
 
 // Each period:
-//   production = the first SLO-sensitive instance in the given order (the longest-resident one,
-//     as callers list instances in attach order), or the first instance when none is;
-//   signal p = its blocks launched in the period that just ended; o = the opportunistic ones';
+//   lead = the first SLO-sensitive instance in the given order (the longest-resident one, as
+//     callers list instances in attach order), or the first instance when none is; production =
+//     the lead and every other instance of the lead's function (replicas of a scaled-out
+//     function; needs a FunctionLookup, else the lead alone); the rest are opportunistic;
+//   signal p = production blocks launched in the period that just ended; o = the others';
 //   if p > 0, o > 0 and p < (1 - tolerance) x ref:  r = max(floor, r x backoff)      [back off]
 //   else if the opportunistic instances used at least (1 - tolerance) of the tokens they were
 //     issued (they are rate-limited, not idle):   r = min(1, r + increase_step)      [probe]
 //   ref = max(p, ref x (1 - reference_decay)).
-// p == 0 means the production instance was idle (in the fluid model a busy one always runs), so
-// it is no interference signal. Tokens: production max_tokens; each of the n opportunistic ones
-// max(1, floor(r x max_tokens / n)). A new production instance resets r and ref.
+// p == 0 means production was idle (in the fluid model a busy instance always runs), so it is no
+// interference signal. Tokens: each production instance max_tokens; each of the n opportunistic
+// ones max(1, floor(r x max_tokens / n)). A new lead resets r and ref.
 class PriorityRateController : public VerticalController {
  public:
+  // The function of an instance, nullopt when unknown.
+  using FunctionLookup = std::function<std::optional<FunctionId>(InstanceId)>;
+
   // InvalidArgument unless period > 0 (finite), 0 < floor <= initial_rate <= 1,
   // increase_step >= 0, 0 < backoff < 1, 0 <= tolerance < 1, 0 <= reference_decay < 1.
+  // `function_of` may be null (production = the lead alone); what it borrows must outlive the
+  // controller.
   static absl::StatusOr<std::unique_ptr<PriorityRateController>> Create(
-      const PriorityRateConfig& config);
+      const PriorityRateConfig& config, FunctionLookup function_of = nullptr);
 
   std::string_view name() const override { return "tgs"; }
   absl::Duration period() const override { return config_.period; }
@@ -56,21 +65,25 @@ class PriorityRateController : public VerticalController {
              std::span<int64_t> tokens_out) override;
   void Forget(InstanceId instance) override;
 
-  // Current opportunistic rate and production reference (tests and traces).
+  // Current opportunistic rate, production reference and lead (tests and traces).
   double rate() const { return rate_; }
   double reference() const { return reference_; }
   std::optional<InstanceId> production() const { return production_; }
 
  private:
-  explicit PriorityRateController(const PriorityRateConfig& config)
-      : config_(config), rate_(config.initial_rate) {}
+  PriorityRateController(const PriorityRateConfig& config, FunctionLookup function_of)
+      : config_(config), function_of_(std::move(function_of)), rate_(config.initial_rate) {}
   void Adapt(int64_t production_blocks, int64_t opportunistic_blocks);
+  // Marks production instances in production_flags_; returns the lead's index.
+  size_t SelectProduction(std::span<const InstanceActivity> instances);
 
   PriorityRateConfig config_;
+  FunctionLookup function_of_;
   double rate_;
   double reference_ = 0;
-  int64_t issued_opportunistic_ = 0;  // tokens given to opportunistic instances last period
-  std::optional<InstanceId> production_;
+  int64_t issued_opportunistic_ = 0;      // tokens given to opportunistic instances last period
+  std::optional<InstanceId> production_;  // the lead
+  std::vector<char> production_flags_;    // scratch, per instance of the current period
 };
 
 }  // namespace sluice::core

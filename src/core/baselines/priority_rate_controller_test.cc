@@ -3,6 +3,7 @@
 // closed loop against a fluid GPU and a seeded property over random activity.
 #include "core/baselines/priority_rate_controller.h"
 
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -118,6 +119,31 @@ TEST(PriorityRateControllerTest, NewProductionResetsAndBadConfigIsRejected) {
   bad = {};
   bad.period = absl::InfiniteDuration();
   EXPECT_FALSE(PriorityRateController::Create(bad).ok());
+}
+
+TEST(PriorityRateControllerTest, ReplicasOfTheProductionFunctionAreAllProduction) {
+  // Instances 1 and 3 belong to function 7 (a scaled-out inference function), 2 is training.
+  auto function_of = [](InstanceId i) -> std::optional<FunctionId> {
+    if (i == InstanceId(2))
+      return FunctionId(8);
+    if (i == InstanceId(9))
+      return std::nullopt;  // unknown: opportunistic
+    return FunctionId(7);
+  };
+  auto c = PriorityRateController::Create(PriorityRateConfig{}, function_of);
+  ASSERT_TRUE(c.ok());
+  auto t =
+      Tick(**c, {Act(2, false, 100), Act(1, true, 30000), Act(3, true, 30000), Act(9, true, 100)});
+  EXPECT_EQ(t[1], kMax);
+  EXPECT_EQ(t[2], kMax);
+  EXPECT_EQ(t[0], 2500);  // 0.05 x kMax over the two opportunistic instances
+  EXPECT_EQ(t[3], 2500);
+  EXPECT_DOUBLE_EQ((*c)->reference(), 60000);  // both replicas count in the signal
+  // Without a lookup only the lead is production.
+  auto plain = Make();
+  t = Tick(*plain, {Act(2, false, 100), Act(1, true, 30000), Act(3, true, 30000)});
+  EXPECT_EQ(t[1], kMax);
+  EXPECT_EQ(t[2], 2500);
 }
 
 // Closed loop against a fluid GPU: production wants `demand` of it, the opportunistic job wants

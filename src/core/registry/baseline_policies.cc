@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/status.h"
+#include "core/baselines/function_tracking_placement.h"
 #include "core/baselines/priority_rate_controller.h"
 #include "core/baselines/reactive_scaler.h"
 #include "core/baselines/static_share_controller.h"
@@ -89,14 +90,20 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeTgsPolicySet(std::span<const Poli
 
   PolicyParts parts;
   parts.name = "tgs";
-  parts.placement = std::make_unique<StaticSharePlacement>(
-      StaticSharePlacement::Options{"tgs", ShareBasis::kRequest, order});
+  auto tracking =
+      std::make_unique<FunctionTrackingPlacement>(std::make_unique<StaticSharePlacement>(
+          StaticSharePlacement::Options{"tgs", ShareBasis::kRequest, order}));
+  // Controllers borrow the placement's instance -> function map: both belong to this set, and the
+  // callers (simulator, node agent) drop the controllers before the set.
+  const FunctionTrackingPlacement* functions = tracking.get();
+  parts.placement = std::move(tracking);
   parts.quota = [](const FunctionTraits& f) {
     return SmQuota{f.profiled.request, 1.0};
   };
   parts.scaler = ReactiveFactory(keep_alive, drain, 0);
-  parts.controller = [c](GpuId) -> std::unique_ptr<VerticalController> {
-    absl::StatusOr<std::unique_ptr<PriorityRateController>> ctl = PriorityRateController::Create(c);
+  parts.controller = [c, functions](GpuId) -> std::unique_ptr<VerticalController> {
+    absl::StatusOr<std::unique_ptr<PriorityRateController>> ctl = PriorityRateController::Create(
+        c, [functions](InstanceId i) { return functions->FunctionOf(i); });
     SLUICE_CHECK_MSG(ctl.ok(), ctl.status().ToString());
     return std::move(*ctl);
   };

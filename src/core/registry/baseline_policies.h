@@ -59,7 +59,9 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeInflessRequestPolicySet(
 // tgs: TGS priority time sharing. Quota <request, 1>: an instance may use the whole GPU in time,
 // guaranteed its request; placement charges requests (StaticSharePlacement, basis request), so
 // exactly the pairs an experiment co-locates share a GPU. PriorityRateController per GPU (the
-// SLO-sensitive, longest-resident instance is production), work-conserving; ReactiveScaler.
+// function of the SLO-sensitive, longest-resident instance is production; the placement tracks
+// instance -> function for it), work-conserving; ReactiveScaler. Controllers made by a tgs set
+// must not outlive it.
 //   period_ms        > 0       controller period                        [5]
 //   initial_rate     [floor, 1] opportunistic rate at start            [0.05]
 //   floor            (0, 1]    opportunistic rate never below          [0.01]

@@ -177,17 +177,24 @@ TEST(PolicySetsTest, TgsPriorityControllerOnRequestPlacement) {
   auto ctl = set->MakeVerticalController(GpuId(0));
   EXPECT_EQ(ctl->name(), "tgs");
   EXPECT_EQ(ctl->period(), absl::Milliseconds(10));
-  // Two instances at request 0.3 share a GPU, as the co-location experiments place them.
+  // Two replicas of an inference function and a training job at request 0.3 share one GPU;
+  // both replicas are production, the training job is opportunistic.
   ClusterState c(ClusterSpec::Uniform(1, NodeSpec{}));
-  for (int i = 0; i < 2; ++i) {
+  std::vector<InstanceActivity> acts;
+  for (int i = 0; i < 3; ++i) {
     InstanceDemand d;
+    d.function = FunctionId(i < 2 ? 1 : 2);
     d.instance = InstanceId(i);
     d.memory_per_gpu = Bytes::GiB(4);
-    d.quota = set->QuotaFor(Traits());
+    d.quota = set->QuotaFor(Traits(i < 2 ? FunctionKind::kInference : FunctionKind::kTraining));
     auto g = PlaceAndCommit(set->placement(), c, d);
     ASSERT_TRUE(g.ok());
     EXPECT_EQ((*g)[0], GpuId(0));
+    acts.push_back({d.instance, d.quota, i < 2, false, 1000});
   }
+  std::vector<int64_t> tokens(3);
+  ctl->Issue(kT0, 100000, acts, tokens);
+  EXPECT_EQ(tokens, (std::vector<int64_t>{100000, 100000, 5000}));
   EXPECT_THAT(MakeError("tgs", {{"floor", "0.2", 9}}),
               HasSubstr("exp.yaml:9: field 'floor': policy 'tgs'"));
 }
