@@ -99,11 +99,23 @@ bool LoopEnv::Unwatch(WatchId id) {
 void LoopEnv::RunSync(Callback cb) {
   SLUICE_CHECK_MSG(!InLoopThread(), "LoopEnv::RunSync from its own loop thread");
   absl::Notification done;
-  Post([&cb, &done] {
+  const TimerId id = RunAt(Now(), [&cb, &done] {
     cb();
     done.Notify();
   });
-  done.WaitForNotification();
+  // A stopped loop never runs it: run it here instead (no loop thread is left to race with
+  // once Stop() has returned), so shutdown orders cannot deadlock.
+  while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
+    bool stopped;
+    {
+      absl::MutexLock lock(&mu_);
+      stopped = stop_;
+    }
+    if (stopped && Cancel(id)) {
+      cb();
+      return;
+    }
+  }
 }
 
 LoopEnv::Callback LoopEnv::PopDue(absl::Time now) {

@@ -50,7 +50,8 @@ class LoopEnv : public common::Env {
   // Stops watching. Returns false if unknown. Safe from inside the watch's own callback.
   bool Unwatch(WatchId id);
 
-  // Runs `cb` on the loop and waits for it. Must not be called from the loop thread.
+  // Runs `cb` on the loop and waits for it; once the loop is stopped, runs it on the calling
+  // thread instead. Must not be called from the loop thread.
   void RunSync(Callback cb);
   // Stops and joins the loop thread. Idempotent; not callable from the loop thread.
   void Stop();

@@ -98,5 +98,13 @@ TEST(LoopEnvTest, StopDropsPendingCallbacks) {
   EXPECT_EQ(ran.load(), 0);
 }
 
+TEST(LoopEnvTest, RunSyncAfterStopRunsInline) {
+  auto env = MakeLoop();
+  env->Stop();
+  bool ran = false;
+  env->RunSync([&] { ran = true; });
+  EXPECT_TRUE(ran);
+}
+
 }  // namespace
 }  // namespace sluice::runtime
