@@ -3,24 +3,6 @@
 // registry wraps into a PolicySet (one scheduler, a lazy scaler per function, a vertical
 // controller per GPU). Value types; DiluComponents is immutable after creation and its factory
 // methods may be called from one thread at a time.
-//
-// Keys (defaults in brackets):
-//   scheduler  alpha [0.5], beta [0.5], omega [1.0], gamma [1.5], node_candidates [64],
-//              affinity [same_function | partner_workers]
-//   vertical   period_ms [5], eta_violation [0.6], eta_violation_llm [0.3], eta_increase [1.3],
-//              eta_recover [0.2], recovery_every [5], rate_window [20 periods],
-//              min_klc_periods [1], token_floor [0.01], work_conserving [true]
-//   horizontal window_s [40], phi_out [20], phi_in [30], min_instances [1], max_instances [2^20],
-//              reset_window [false]
-//   profiler   p_request [0.8], p_limit [1.0], tolerance [0.02], sm_unit [0.01], sm_step [0.1],
-//              max_batch [32], slo_fraction [0.5], limit_factor [2], te_tolerance [0.05]
-// Ablation switches (the paper's Dilu-ablation experiment), all [true]:
-//   resource_complementarity=false  plain first fit by GPU id under the same Omega / gamma /
-//                                   memory checks: no fragmentation score, no memory worst fit;
-//   workload_affinity=false         no affinity tier (Algorithm 1 lines 11-12 skipped);
-//   vertical_scaling=false          static tokens at each instance's request every period
-//                                   (StaticRequestController): no scale-up, no work conservation.
-// Booleans accept true/false, yes/no, on/off, 1/0.
 #ifndef SLUICE_CORE_DILU_DILU_POLICY_H_
 #define SLUICE_CORE_DILU_DILU_POLICY_H_
 
@@ -40,6 +22,23 @@
 
 namespace sluice::core {
 
+// Keys (defaults in brackets):
+//   scheduler  alpha [0.5], beta [0.5], omega [1.0], gamma [1.5], node_candidates [64],
+//              affinity [same_function | partner_workers]
+//   vertical   period_ms [5], eta_violation [0.6], eta_violation_llm [0.3], eta_increase [1.3],
+//              eta_recover [0.2], recovery_every [5], rate_window [20 periods],
+//              min_klc_periods [1], token_floor [0.01], work_conserving [true]
+//   horizontal window_s [40], phi_out [20], phi_in [30], min_instances [1], max_instances [2^20],
+//              reset_window [false]
+//   profiler   p_request [0.8], p_limit [1.0], tolerance [0.02], sm_unit [0.01], sm_step [0.1],
+//              max_batch [32], slo_fraction [0.5], limit_factor [2], te_tolerance [0.05]
+// Ablation switches (the paper's Dilu-ablation experiment), all [true]:
+//   resource_complementarity=false  plain first fit by GPU id under the same Omega / gamma /
+//                                   memory checks: no fragmentation score, no memory worst fit;
+//   workload_affinity=false         no affinity tier (Algorithm 1 lines 11-12 skipped);
+//   vertical_scaling=false          static tokens at each instance's request every period
+//                                   (StaticRequestController): no scale-up, no work conservation.
+// Booleans accept true/false, yes/no, on/off, 1/0.
 struct DiluConfig {
   SchedulerConfig scheduler;
   VerticalConfig vertical;

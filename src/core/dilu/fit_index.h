@@ -2,13 +2,6 @@
 // smallest key that still has room for a demand" without scanning every GPU. DiluScheduler keeps
 // one per ordering (best fit by fragmentation score, memory worst fit, first fit by id), fed from
 // OnAdded/OnRemoved. Not thread-safe.
-//
-// How: keys are bucketed into `buckets` equal ranges of [key_lo, key_hi] (keys outside are
-// clamped into the end buckets); a max-segment tree over the buckets holds, per dimension, the
-// largest room of any member (recomputed only when a member holding a maximum leaves), so
-// Find skips whole key ranges that cannot host the demand and
-// scans only buckets whose maxima dominate it. Cost: O(log B) per update plus the size of the
-// touched bucket; a search scans the first bucket(s) that pass the max filter.
 #ifndef SLUICE_CORE_DILU_FIT_INDEX_H_
 #define SLUICE_CORE_DILU_FIT_INDEX_H_
 
@@ -34,6 +27,12 @@ inline bool Fits(const Room& room, const Room& need) {
          need.memory <= room.memory;
 }
 
+// How: keys are bucketed into `buckets` equal ranges of [key_lo, key_hi] (keys outside are
+// clamped into the end buckets); a max-segment tree over the buckets holds, per dimension, the
+// largest room of any member (recomputed only when a member holding a maximum leaves), so
+// Find skips whole key ranges that cannot host the demand and
+// scans only buckets whose maxima dominate it. Cost: O(log B) per update plus the size of the
+// touched bucket; a search scans the first bucket(s) that pass the max filter.
 class FitIndex {
  public:
   // Index over GPU ids 0..gpu_count-1, all absent at first. Precondition: key_lo < key_hi,

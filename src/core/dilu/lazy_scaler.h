@@ -2,21 +2,6 @@
 // function, fed one LoadSample per second by the simulator or the controller. Scaling out waits
 // until the load has stayed high for a good part of the window, so short bursts are absorbed by
 // vertical scale-up instead of cold starts. Not thread-safe.
-//
-// The window holds the samples of the last `window` (40 s, one per second). With n deployed
-// instances (LoadSample::instances, warm or starting) of capacity c (profiled serving throughput):
-//   - scale out to n + 1 when at least phi_out (20) samples have rps > n c;
-//   - otherwise scale in to n - 1 when more than phi_in (30) samples have rps < (n - 1) c; with
-//     n = 1, (n - 1) c = 0 and a sample counts as low when rps == 0, so min_instances = 0 lets an
-//     idle function scale to zero;
-//   - n = 0 and any arrivals (rps > 0 or queued > 0) -> 1 at once (nothing else could serve them);
-//   - a capacity <= 0 (unknown) makes no load-based decision.
-// The result is clamped to [min_instances, max_instances]. Counts are taken against the current n
-// at every sample, so after a scale-out the old high samples are judged against the larger
-// capacity and cannot trigger a second scale-out unless the load also exceeds (n + 1) c.
-// Window after a decision: kept by default (Desired is then a pure function of the window and n,
-// hence monotone in load, and phi_out + phi_in > window samples rules out flapping);
-// reset_window_on_scale = true clears it as Dilu's scaler.py does.
 #ifndef SLUICE_CORE_DILU_LAZY_SCALER_H_
 #define SLUICE_CORE_DILU_LAZY_SCALER_H_
 
@@ -41,6 +26,20 @@ struct LazyScalerConfig {
   double capacity_rps = 0;  // used when a sample carries no capacity
 };
 
+// The window holds the samples of the last `window` (40 s, one per second). With n deployed
+// instances (LoadSample::instances, warm or starting) of capacity c (profiled serving throughput):
+//   - scale out to n + 1 when at least phi_out (20) samples have rps > n c;
+//   - otherwise scale in to n - 1 when more than phi_in (30) samples have rps < (n - 1) c; with
+//     n = 1, (n - 1) c = 0 and a sample counts as low when rps == 0, so min_instances = 0 lets an
+//     idle function scale to zero;
+//   - n = 0 and any arrivals (rps > 0 or queued > 0) -> 1 at once (nothing else could serve them);
+//   - a capacity <= 0 (unknown) makes no load-based decision.
+// The result is clamped to [min_instances, max_instances]. Counts are taken against the current n
+// at every sample, so after a scale-out the old high samples are judged against the larger
+// capacity and cannot trigger a second scale-out unless the load also exceeds (n + 1) c.
+// Window after a decision: kept by default (Desired is then a pure function of the window and n,
+// hence monotone in load, and phi_out + phi_in > window samples rules out flapping);
+// reset_window_on_scale = true clears it as Dilu's scaler.py does.
 class LazyScaler final : public HorizontalScaler {
  public:
   // InvalidArgument unless window > 0, phi_out >= 1, phi_in >= 0,

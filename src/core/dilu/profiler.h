@@ -2,30 +2,6 @@
 // (and, for inference, its batch size) from pre-running trials. The simulator runs trials against
 // the performance model, the runtime runs real ones; both through TrialRunner. Stateless apart
 // from the config; a Profile call is not thread-safe with respect to its runner.
-//
-// Training (binary search over the SM share on a grid of `sm_unit`): T1 = throughput at 100 %;
-// for p in {request_fraction (0.8), limit_fraction (1.0)}: low = 0, high = 100 %, mid = the grid
-// point halfway; T(mid) < p T1 -> low = mid, else high = mid; stop when T(mid) is within
-// p T1 (1 +- tolerance) and take mid, or when no grid point is left strictly between low and high
-// and take high (the smallest share known to reach p T1). Both searches share one trial cache.
-//
-// Inference, Hybrid Growth Search over <SMR, IBS> (our reading of the paper's terse text, checked
-// against Dilu's published HGSS.sh): TE = IBS / (t_exec * SMR); feasible means
-// t_exec <= slo_fraction * SLO.
-//   1. IBS = 1, SMR = sm_step; grow SMR by sm_step until feasible (none up to 100 %: the model
-//      cannot meet the SLO, FailedPrecondition). This is the first best point.
-//   2. Double IBS (up to max_batch). Start at the last accepted point's SMR (t_exec grows with
-//      IBS, so a smaller SMR cannot be feasible) and grow SMR by sm_step until feasible. Accept
-//      the point and double again while its TE > (1 - te_tolerance) x the last accepted TE;
-//      otherwise, or when no SMR is feasible for this IBS, stop. The answer is the accepted point
-//      with the highest TE. te_tolerance (5 %) lets the search cross measurement noise on the
-//      convex TE surface; Dilu's HGSS.sh likewise continues unless efficiency drops by more than
-//      a fixed margin. te_tolerance = 0 is the strict "double while TE improves".
-// Within one IBS, TE falls as SMR grows whenever t_exec * SMR does not fall (any serial
-// fraction), so the first feasible SMR is that IBS's optimum; for the same reason SMR growth stops
-// early once the TE of the current (still infeasible) point is already below the acceptance bar.
-// request = the best SMR, limit = min(1, limit_factor * request); throughput = IBS / t_exec there.
-// Traversal baseline: every IBS in 1, 2, 4, ... max_batch times every SMR step (6 x 10 = 60).
 #ifndef SLUICE_CORE_DILU_PROFILER_H_
 #define SLUICE_CORE_DILU_PROFILER_H_
 
@@ -76,6 +52,29 @@ struct Profile {
   int trials = 0;          // distinct trials run (repeats are cached)
 };
 
+// Training (binary search over the SM share on a grid of `sm_unit`): T1 = throughput at 100 %;
+// for p in {request_fraction (0.8), limit_fraction (1.0)}: low = 0, high = 100 %, mid = the grid
+// point halfway; T(mid) < p T1 -> low = mid, else high = mid; stop when T(mid) is within
+// p T1 (1 +- tolerance) and take mid, or when no grid point is left strictly between low and high
+// and take high (the smallest share known to reach p T1). Both searches share one trial cache.
+//
+// Inference, Hybrid Growth Search over <SMR, IBS> (our reading of the paper's terse text, checked
+// against Dilu's published HGSS.sh): TE = IBS / (t_exec * SMR); feasible means
+// t_exec <= slo_fraction * SLO.
+//   1. IBS = 1, SMR = sm_step; grow SMR by sm_step until feasible (none up to 100 %: the model
+//      cannot meet the SLO, FailedPrecondition). This is the first best point.
+//   2. Double IBS (up to max_batch). Start at the last accepted point's SMR (t_exec grows with
+//      IBS, so a smaller SMR cannot be feasible) and grow SMR by sm_step until feasible. Accept
+//      the point and double again while its TE > (1 - te_tolerance) x the last accepted TE;
+//      otherwise, or when no SMR is feasible for this IBS, stop. The answer is the accepted point
+//      with the highest TE. te_tolerance (5 %) lets the search cross measurement noise on the
+//      convex TE surface; Dilu's HGSS.sh likewise continues unless efficiency drops by more than
+//      a fixed margin. te_tolerance = 0 is the strict "double while TE improves".
+// Within one IBS, TE falls as SMR grows whenever t_exec * SMR does not fall (any serial
+// fraction), so the first feasible SMR is that IBS's optimum; for the same reason SMR growth stops
+// early once the TE of the current (still infeasible) point is already below the acceptance bar.
+// request = the best SMR, limit = min(1, limit_factor * request); throughput = IBS / t_exec there.
+// Traversal baseline: every IBS in 1, 2, 4, ... max_batch times every SMR step (6 x 10 = 60).
 class Profiler {
  public:
   // InvalidArgument unless 0 < fractions <= 1 with request_fraction <= limit_fraction,

@@ -2,31 +2,6 @@
 // PlacementPolicy driven by the simulator and, later, the controller. Keeps its own indices from
 // OnAdded/OnRemoved, so a placement is a bounded search, not a scan of every active GPU. Not
 // thread-safe.
-//
-// Algorithm 1, per GPU the instance needs (k = 1..n_j), in three tiers:
-//   1. workload affinity: SelectOptGPU over G_WA (the AffinityHook's candidates);
-//   2. the other active GPUs: SelectOptGPU over G_act \ G_WA (every G_WA GPU already failed, so
-//      this is the index's answer over all active GPUs);
-//   3. a new (idle) GPU.
-// SelectOptGPU keeps GPUs with newReqSum <= Omega, newLimSum <= gamma, newMem <= M and returns the
-// minimum score = alpha (1 - newReqSum) + beta (1 - newMem / M): the least weighted fragment left,
-// i.e. best fit (requests are shares of one GPU, so SM_total = 1). Ties go to the lower GPU id.
-// Orderings by demand (resource_complementarity on):
-//   - best fit by that score for everything that fits a fragment;
-//   - memory worst fit (most free memory first) for multi-GPU LLM instances: the paper uses worst
-//     fit for models that exceed one GPU fragment, to minimise pipeline stages; InstanceDemand
-//     fixes the shard count and size, so "exceeds a fragment" is the multi-GPU LLM case and each
-//     shard goes to the fitting GPU with the most free memory (KV-cache headroom);
-//   - new GPUs: lowest id of the GPU model with the best score (smallest memory that fits), or the
-//     largest memory for worst fit.
-// Multi-GPU demands with same_node (training workers on one node) choose a whole node: tier 1
-// nodes of G_WA, tier 2 nodes of the first `node_candidates` fitting active GPUs in index order,
-// each costed as the sum of its n best GPU scores (idle GPUs on the node may top up); tier 3 the
-// node with the fewest idle GPUs >= n_j (lowest id on ties). Without same_node each GPU is chosen
-// independently (distinct GPUs), as in Algorithm 1's loop.
-// Ablations: resource_complementarity=false is plain first fit (lowest GPU id whose request,
-// limit and memory still fit; no memory/complementarity scoring, no worst fit);
-// workload_affinity=false skips tier 1.
 #ifndef SLUICE_CORE_DILU_SCHEDULER_H_
 #define SLUICE_CORE_DILU_SCHEDULER_H_
 
@@ -57,6 +32,30 @@ struct SchedulerConfig {
   int node_candidates = 64;  // fitting active GPUs examined for a same-node multi-GPU demand
 };
 
+// Algorithm 1, per GPU the instance needs (k = 1..n_j), in three tiers:
+//   1. workload affinity: SelectOptGPU over G_WA (the AffinityHook's candidates);
+//   2. the other active GPUs: SelectOptGPU over G_act \ G_WA (every G_WA GPU already failed, so
+//      this is the index's answer over all active GPUs);
+//   3. a new (idle) GPU.
+// SelectOptGPU keeps GPUs with newReqSum <= Omega, newLimSum <= gamma, newMem <= M and returns the
+// minimum score = alpha (1 - newReqSum) + beta (1 - newMem / M): the least weighted fragment left,
+// i.e. best fit (requests are shares of one GPU, so SM_total = 1). Ties go to the lower GPU id.
+// Orderings by demand (resource_complementarity on):
+//   - best fit by that score for everything that fits a fragment;
+//   - memory worst fit (most free memory first) for multi-GPU LLM instances: the paper uses worst
+//     fit for models that exceed one GPU fragment, to minimise pipeline stages; InstanceDemand
+//     fixes the shard count and size, so "exceeds a fragment" is the multi-GPU LLM case and each
+//     shard goes to the fitting GPU with the most free memory (KV-cache headroom);
+//   - new GPUs: lowest id of the GPU model with the best score (smallest memory that fits), or the
+//     largest memory for worst fit.
+// Multi-GPU demands with same_node (training workers on one node) choose a whole node: tier 1
+// nodes of G_WA, tier 2 nodes of the first `node_candidates` fitting active GPUs in index order,
+// each costed as the sum of its n best GPU scores (idle GPUs on the node may top up); tier 3 the
+// node with the fewest idle GPUs >= n_j (lowest id on ties). Without same_node each GPU is chosen
+// independently (distinct GPUs), as in Algorithm 1's loop.
+// Ablations: resource_complementarity=false is plain first fit (lowest GPU id whose request,
+// limit and memory still fit; no memory/complementarity scoring, no worst fit);
+// workload_affinity=false skips tier 1.
 class DiluScheduler final : public PlacementPolicy {
  public:
   // InvalidArgument unless alpha, beta >= 0 with alpha + beta > 0, 0 < omega, omega <= gamma,

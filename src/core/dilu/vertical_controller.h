@@ -3,32 +3,6 @@
 // simulator and by the node agent's token server with the same inputs: per instance the kernel
 // blocks launched in the period that just ended, its <request, limit> quota and SLO flag. Shares
 // are kept as fractions of MaxTokens, so MaxTokens may change between calls. Not thread-safe.
-//
-// Per instance: a rate window RW of the last `rate_window` periods' block counts, and kernel
-// launch cycles (KLC = a run of consecutive periods with blocks). T_min = the shortest completed
-// KLC (at least min_klc_periods long); T_cur = the ongoing run while it lasts, but never less
-// than the last completed KLC; Delta T = (T_cur - T_min) / T_min (0 before any KLC completed).
-// SLO-sensitive instance, each period, first matching branch (Algorithm 2 lines 13-21):
-//   a. sum RW[self] == 0 (idle a whole window)        -> RECOVERY, issue = request
-//   b. Delta T > eta (0.6; 0.3 for LLMs)              -> EMERGENCY, issue = limit
-//   c. sum RW[others] == 0 (co-runners idle)          -> RECOVERY, issue = min(last x eta_increase,
-//                                                        limit)
-//   d. Delta T < eta_recover (0.2, RCKM's overflow < 1.2) -> RECOVERY, issue = request
-//   e. otherwise                                      -> CONTENTION, issue = request
-// Branch a comes before b (unlike the paper's listing) so a stale stretched KLC cannot hold
-// EMERGENCY while the instance sleeps; d is RCKM's recovery band, without which best-effort
-// tokens squeezed by an EMERGENCY never grow back while the SLO instance stays busy.
-// Best-effort instances, by GPU state (Algorithm 2 lines 23-31):
-//   NONE: limit; EMERGENCY: min(request, last) / overflow, overflow = 1 + owner's Delta T (the
-//   paper divides by Delta T, which would raise tokens for Delta T < 1; RCKM divides by the
-//   overflow ratio); RECOVERY: min(last x eta_increase, limit) every recovery_every-th RECOVERY
-//   period (RCKM: every 5th; 1 = the paper's every period), else last; CONTENTION: last.
-// Every issue is at least token_floor (1 %) of MaxTokens and at most the limit.
-// Work conservation (after Algorithm 2): capacity not claimed by the instances that launched
-// blocks in the last period (MaxTokens minus their issues) flows to those busy instances up to
-// their limits, in proportion to their requests, SLO-sensitive first and best-effort only outside
-// EMERGENCY. Idle instances keep their own issue (a waking instance is not starved); "last" for
-// the next period is the Algorithm-2 value, not the boosted one.
 #ifndef SLUICE_CORE_DILU_VERTICAL_CONTROLLER_H_
 #define SLUICE_CORE_DILU_VERTICAL_CONTROLLER_H_
 
@@ -66,6 +40,31 @@ struct VerticalConfig {
 //                                                   owner); kRecovery when the owner is gone
 enum class GpuShareState { kNone, kEmergency, kRecovery, kContention };
 
+// Per instance: a rate window RW of the last `rate_window` periods' block counts, and kernel
+// launch cycles (KLC = a run of consecutive periods with blocks). T_min = the shortest completed
+// KLC (at least min_klc_periods long); T_cur = the ongoing run while it lasts, but never less
+// than the last completed KLC; Delta T = (T_cur - T_min) / T_min (0 before any KLC completed).
+// SLO-sensitive instance, each period, first matching branch (Algorithm 2 lines 13-21):
+//   a. sum RW[self] == 0 (idle a whole window)        -> RECOVERY, issue = request
+//   b. Delta T > eta (0.6; 0.3 for LLMs)              -> EMERGENCY, issue = limit
+//   c. sum RW[others] == 0 (co-runners idle)          -> RECOVERY, issue = min(last x eta_increase,
+//                                                        limit)
+//   d. Delta T < eta_recover (0.2, RCKM's overflow < 1.2) -> RECOVERY, issue = request
+//   e. otherwise                                      -> CONTENTION, issue = request
+// Branch a comes before b (unlike the paper's listing) so a stale stretched KLC cannot hold
+// EMERGENCY while the instance sleeps; d is RCKM's recovery band, without which best-effort
+// tokens squeezed by an EMERGENCY never grow back while the SLO instance stays busy.
+// Best-effort instances, by GPU state (Algorithm 2 lines 23-31):
+//   NONE: limit; EMERGENCY: min(request, last) / overflow, overflow = 1 + owner's Delta T (the
+//   paper divides by Delta T, which would raise tokens for Delta T < 1; RCKM divides by the
+//   overflow ratio); RECOVERY: min(last x eta_increase, limit) every recovery_every-th RECOVERY
+//   period (RCKM: every 5th; 1 = the paper's every period), else last; CONTENTION: last.
+// Every issue is at least token_floor (1 %) of MaxTokens and at most the limit.
+// Work conservation (after Algorithm 2): capacity not claimed by the instances that launched
+// blocks in the last period (MaxTokens minus their issues) flows to those busy instances up to
+// their limits, in proportion to their requests, SLO-sensitive first and best-effort only outside
+// EMERGENCY. Idle instances keep their own issue (a waking instance is not starved); "last" for
+// the next period is the Algorithm-2 value, not the boosted one.
 class DiluVerticalController final : public VerticalController {
  public:
   // InvalidArgument unless period > 0, etas > 0, eta_increase >= 1, 0 <= eta_recover <=
