@@ -132,13 +132,15 @@ echo "gpu-validate: compiling tools/gpu into $OUT/bin"
 if ((EMULATED)); then
   for p in launch_bench mem_limit; do
     "$CXX" -std=c++17 -O2 -I"$CUDA_INC" -o "$OUT/bin/$p" "$KIT/$p.cc" \
-      -L"$(dirname "$REAL_DRIVER")" -lcuda
+      -L"$(dirname "$REAL_DRIVER")" -lcuda || die "$CXX could not build tools/gpu/$p.cc"
   done
 else
   for p in launch_bench mem_limit; do
-    "$NVCC" -std=c++17 -O2 -o "$OUT/bin/$p" "$KIT/$p.cc" -lcuda
+    "$NVCC" -std=c++17 -O2 -o "$OUT/bin/$p" "$KIT/$p.cc" -lcuda ||
+      die "nvcc could not build tools/gpu/$p.cc"
   done
-  "$NVCC" -std=c++17 -O2 -o "$OUT/bin/launch_bench_rt" "$KIT/launch_bench_rt.cu"
+  "$NVCC" -std=c++17 -O2 -o "$OUT/bin/launch_bench_rt" "$KIT/launch_bench_rt.cu" ||
+    die "nvcc could not build tools/gpu/launch_bench_rt.cu"
 fi
 # The LD_LIBRARY_PATH way: a directory where libcuda.so.1 is the interception library.
 ln -sf "$LIB" "$OUT/shim/libcuda.so.1"
