@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+
 #include "common/status.h"
 
 namespace sluice::sim {
@@ -22,12 +23,19 @@ absl::Status FunctionError(std::string_view file, size_t index, const FunctionCo
 
 }  // namespace
 
-Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy,
-               std::string label, const core::PerfModel& perf, TimelineSink* log)
-    : config_(config), policy_(std::move(policy)), label_(std::move(label)), perf_(perf),
-      log_(log), start_(env_.Now()), horizon_(start_ + config.horizon), cluster_(config.cluster),
+Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
+               const core::PerfModel& perf, TimelineSink* log)
+    : config_(config),
+      policy_(std::move(policy)),
+      label_(std::move(label)),
+      perf_(perf),
+      log_(log),
+      start_(env_.Now()),
+      horizon_(start_ + config.horizon),
+      cluster_(config.cluster),
       shares_(env_, perf, cluster_.gpu_count(), policy_->work_conserving(), *this),
-      host_cache_(cluster_.node_count()), cluster_metrics_(start_, config.horizon) {
+      host_cache_(cluster_.node_count()),
+      cluster_metrics_(start_, config.horizon) {
   vertical_ = std::make_unique<VerticalDriver>(env_, *policy_, shares_, cluster_);
 }
 
@@ -37,7 +45,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
     const WorkloadVariant& workload, const core::PerfModel& perf, std::string_view config_file,
     TimelineSink* log) {
-  if (policy == nullptr) return absl::InvalidArgumentError("no policy");
+  if (policy == nullptr)
+    return absl::InvalidArgumentError("no policy");
   std::unique_ptr<Engine> e(new Engine(config, std::move(policy), std::move(label), perf, log));
   SLUICE_RETURN_IF_ERROR(e->Init(workload, config_file));
   return e;
@@ -51,14 +60,16 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
   if (config_.sample_interval <= absl::ZeroDuration()) {
     return common::InputError({file, 0}, "sample_interval", "must be > 0");
   }
-  if (cluster_.gpu_count() == 0) return common::InputError({file, 0}, "cluster", "has no GPUs");
+  if (cluster_.gpu_count() == 0)
+    return common::InputError({file, 0}, "cluster", "has no GPUs");
   workload_name_ = workload.name;
   fns_.resize(config_.functions.size());
   for (size_t i = 0; i < config_.functions.size(); ++i) {
     const FunctionConfig& fc = config_.functions[i];
     const WorkloadSpec* spec = &fc.workload;
     for (const auto& [name, s] : workload.overrides) {
-      if (name == fc.name) spec = &s;
+      if (name == fc.name)
+        spec = &s;
     }
     SLUICE_RETURN_IF_ERROR(InitFunction(i, *spec, config_file));
   }
@@ -71,14 +82,8 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   f.config = &fc;
   f.metrics = FunctionMetrics(fc.slo);
   f.gateway.set_position_table(&gateway_positions_);
-  auto model = perf_.Find(fc.model);
-  if (!model.ok()) return FunctionError(file, i, fc, "model", model.status().message());
-  f.model = *model;
-  if (fc.gpus < 1) return FunctionError(file, i, fc, "gpus", "must be >= 1");
-  if (fc.max_batch < 1) return FunctionError(file, i, fc, "max_batch", "must be >= 1");
-  if (fc.training && fc.training->workers < 1) {
-    return FunctionError(file, i, fc, "training.workers", "must be >= 1");
-  }
+  SLUICE_RETURN_IF_ERROR(CheckFunction(i, file));
+  f.model = *perf_.Find(fc.model);
   f.max_batch = fc.exponential_service_mean ? 1 : fc.max_batch;
   f.traits.id = common::FunctionId(static_cast<int64_t>(i));
   f.traits.kind = fc.training ? core::FunctionKind::kTraining : fc.kind;
@@ -89,21 +94,43 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   f.traits.capacity_rps = fc.capacity_rps > 0 ? fc.capacity_rps : DeriveCapacity(f);
   f.quota = policy_->QuotaFor(f.traits);
   if (absl::Status s = core::ValidateQuota(f.quota); !s.ok()) {
-    return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()), " gave function ",
-                                            fc.name, " an invalid quota: ", s.message()));
+    return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()),
+                                            " gave function ", fc.name,
+                                            " an invalid quota: ", s.message()));
   }
   const int gpus = fc.training ? fc.training->workers : fc.gpus;
   AddFgdTask(core::TaskClass{gpus, f.quota.request, fc.memory, 1.0});
-  if (fc.training) return absl::OkStatus();
+  if (fc.training)
+    return absl::OkStatus();
   f.scaler = policy_->MakeScaler(f.traits);
-  if (f.scaler == nullptr) return absl::InternalError("policy made no horizontal scaler");
-  SLUICE_ASSIGN_OR_RETURN(f.arrivals, MakeArrivalSource(spec, DeriveSeed(config_.seed, i),
-                                                        start_, config_.horizon));
+  if (f.scaler == nullptr)
+    return absl::InternalError("policy made no horizontal scaler");
+  SLUICE_ASSIGN_OR_RETURN(
+      f.arrivals, MakeArrivalSource(spec, DeriveSeed(config_.seed, i), start_, config_.horizon));
   if (fc.exponential_service_mean) {
-    if (*fc.exponential_service_mean <= absl::ZeroDuration()) {
-      return FunctionError(file, i, fc, "exponential_service_mean", "must be > 0");
-    }
     f.service_rng.emplace(DeriveSeed(config_.seed, kServiceStreamBase + i));
+  }
+  return absl::OkStatus();
+}
+
+// What the engine relies on; the experiment loader reports these with line numbers first.
+absl::Status Engine::CheckFunction(size_t i, std::string_view file) const {
+  const FunctionConfig& fc = config_.functions[i];
+  if (auto model = perf_.Find(fc.model); !model.ok()) {
+    return FunctionError(file, i, fc, "model", model.status().message());
+  }
+  if (fc.gpus < 1)
+    return FunctionError(file, i, fc, "gpus", "must be >= 1");
+  if (fc.max_batch < 1)
+    return FunctionError(file, i, fc, "max_batch", "must be >= 1");
+  if (fc.training && fc.training->workers < 1) {
+    return FunctionError(file, i, fc, "training.workers", "must be >= 1");
+  }
+  if (fc.exponential_service_mean && *fc.exponential_service_mean <= absl::ZeroDuration()) {
+    return FunctionError(file, i, fc, "exponential_service_mean", "must be > 0");
+  }
+  if (absl::Status s = core::ValidateQuota(fc.quota); !s.ok()) {
+    return FunctionError(file, i, fc, "quota", s.message());
   }
   return absl::OkStatus();
 }
@@ -142,13 +169,22 @@ std::string Engine::FormatNow() const {
 }
 
 void Engine::Fail(absl::Status s) {
-  if (error_.ok()) error_ = std::move(s);
+  if (error_.ok())
+    error_ = std::move(s);
   env_.Stop();
 }
 
 absl::StatusOr<RunResult> Engine::Run() {
   SLUICE_CHECK(!ran_);
   ran_ = true;
+  SLUICE_RETURN_IF_ERROR(StartRun());
+  env_.RunUntil(horizon_ + config_.drain_timeout);
+  SLUICE_RETURN_IF_ERROR(error_);
+  return Collect();
+}
+
+// t = 0: initial instances (warm), training submissions, the first arrivals and samples.
+absl::Status Engine::StartRun() {
   ReportCluster();
   for (size_t i = 0; i < fns_.size(); ++i) {
     const int fn = static_cast<int>(i);
@@ -160,38 +196,42 @@ absl::StatusOr<RunResult> Engine::Run() {
     }
     for (int k = 0; k < f.config->initial_instances; ++k) {
       if (absl::Status s = PlaceInstance(fn, /*initial=*/true); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("initial instance ", k + 1, " of function ",
-                                                   f.config->name, " cannot be placed under ",
-                                                   label_, ": ", s.message()));
+        return absl::Status(
+            s.code(), absl::StrCat("initial instance ", k + 1, " of function ", f.config->name,
+                                   " cannot be placed under ", label_, ": ", s.message()));
       }
     }
   }
   for (size_t i = 0; i < fns_.size(); ++i) {
-    if (!fns_[i].is_training()) ScheduleNextArrival(static_cast<int>(i));
+    if (!fns_[i].is_training())
+      ScheduleNextArrival(static_cast<int>(i));
   }
   env_.RunAt(horizon_, [this] { OnHorizon(); });  // before the sample due at the horizon
   env_.RunAt(start_ + config_.sample_interval, [this] { Sample(); });
-  env_.RunUntil(horizon_ + config_.drain_timeout);
-  SLUICE_RETURN_IF_ERROR(error_);
+  return absl::OkStatus();
+}
 
+// Whatever is still queued or executing when the run stops counts as dropped.
+RunResult Engine::Collect() {
   RunResult result;
   result.policy = label_;
   result.workload = workload_name_;
+  std::vector<int64_t> unfinished(fns_.size(), 0);
+  for (const auto& inst : instances_) {
+    if (inst->state() != InstanceState::kGone)
+      unfinished[inst->function()] += inst->outstanding();
+  }
   for (size_t i = 0; i < fns_.size(); ++i) {
     Function& f = fns_[i];
-    int64_t unfinished = static_cast<int64_t>(f.gateway.held.size());
-    for (const auto& inst : instances_) {
-      if (inst->function() == static_cast<int>(i) && inst->state() != InstanceState::kGone) {
-        unfinished += inst->outstanding();
-      }
-    }
-    f.metrics.OnDrop(unfinished);
-    if (f.is_training()) SummarizeTraining(static_cast<int>(i));
+    f.metrics.OnDrop(unfinished[i] + static_cast<int64_t>(f.gateway.held.size()));
+    if (f.is_training())
+      SummarizeTraining(static_cast<int>(i));
     FunctionResult r = f.metrics.Summarize(f.config->name, config_.horizon);
     if (config_.report_theory_mm1 && f.config->exponential_service_mean) {
       const double mu = 1.0 / absl::ToDoubleSeconds(*f.config->exponential_service_mean);
       const double lambda = f.arrivals->MeanRate();
-      if (lambda < mu) r.theory_mean_ms = 1000.0 / (mu - lambda);
+      if (lambda < mu)
+        r.theory_mean_ms = 1000.0 / (mu - lambda);
     }
     result.functions.push_back(std::move(r));
   }

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+
 #include "common/sim_env.h"
 #include "core/perf/perf_model.h"
 #include "core/registry/policy_registry.h"
@@ -38,13 +39,10 @@ class Engine : public GpuShareModel::Listener {
  public:
   // Validates the inputs against `perf` and `policy` and loads the workloads; errors as
   // documented for RunSimulation. `label` names the policy in RunResult. `log` may be null.
-  static absl::StatusOr<std::unique_ptr<Engine>> Create(const SimConfig& config,
-                                                        std::unique_ptr<core::PolicySet> policy,
-                                                        std::string label,
-                                                        const WorkloadVariant& workload,
-                                                        const core::PerfModel& perf,
-                                                        std::string_view config_file,
-                                                        TimelineSink* log);
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(
+      const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
+      const WorkloadVariant& workload, const core::PerfModel& perf, std::string_view config_file,
+      TimelineSink* log);
   ~Engine() override;
 
   // Runs to the end (horizon + drain) once. Fails if an initial instance cannot be placed or a
@@ -74,7 +72,7 @@ class Engine : public GpuShareModel::Listener {
     std::unique_ptr<core::HorizontalScaler> scaler;
     std::unique_ptr<ArrivalSource> arrivals;
     std::optional<Arrival> next_arrival;  // the one scheduled on the Env
-    std::optional<Rng> service_rng;  // exponential service (validation)
+    std::optional<Rng> service_rng;       // exponential service (validation)
     Gateway gateway;
     std::vector<int32_t> deployed;  // loading or warm
     int64_t interval_arrivals = 0;
@@ -88,6 +86,9 @@ class Engine : public GpuShareModel::Listener {
          const core::PerfModel& perf, TimelineSink* log);
   absl::Status Init(const WorkloadVariant& workload, std::string_view config_file);
   absl::Status InitFunction(size_t index, const WorkloadSpec& spec, std::string_view file);
+  absl::Status CheckFunction(size_t index, std::string_view file) const;
+  absl::Status StartRun();
+  RunResult Collect();
   double DeriveCapacity(const Function& f) const;
   void AddFgdTask(const core::TaskClass& t);
 
@@ -106,6 +107,9 @@ class Engine : public GpuShareModel::Listener {
 
   // Lifecycle and scaling (lifecycle.cc).
   absl::Status PlaceInstance(int fn, bool initial);
+  absl::StatusOr<std::vector<core::GpuId>> ChooseGpus(int fn, common::InstanceId iid);
+  absl::Status Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus);
+  void Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus, bool initial);
   absl::Duration ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
                                bool* host_cache_hit) const;
   void BecomeWarm(int32_t id);
@@ -156,7 +160,8 @@ class Engine : public GpuShareModel::Listener {
 
 template <typename... Args>
 void Engine::Log(int fn, const Args&... args) {
-  if (log_ == nullptr) return;
+  if (log_ == nullptr)
+    return;
   log_->Append(absl::StrCat(FormatNow(), " ", fn < 0 ? std::string("-") : fns_[fn].config->name,
                             " ", args...));
 }

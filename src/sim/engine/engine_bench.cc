@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+
 #include "core/perf/perf_model.h"
 #include "sim/engine/simulation.h"
 
@@ -24,11 +25,13 @@ namespace {
 // Peak resident set of this process in MiB (VmHWM), or -1 if unavailable.
 double PeakRssMiB() {
   FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
+  if (f == nullptr)
+    return -1;
   char line[256];
   double kib = -1;
   while (std::fgets(line, sizeof(line), f) != nullptr) {
-    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtod(line + 6, nullptr);
+    if (std::strncmp(line, "VmHWM:", 6) == 0)
+      kib = std::strtod(line + 6, nullptr);
   }
   std::fclose(f);
   return kib / 1024.0;
@@ -80,11 +83,10 @@ void RunBench(benchmark::State& state, int nodes, absl::Duration horizon) {
     }
     events += r->events;
   }
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events),
-                                                      benchmark::Counter::kIsRate);
-  state.counters["sim_s_per_wall_s"] =
-      benchmark::Counter(absl::ToDoubleSeconds(horizon) * state.iterations(),
-                         benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["sim_s_per_wall_s"] = benchmark::Counter(
+      absl::ToDoubleSeconds(horizon) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(events) / state.iterations();
   state.counters["instances"] = c.functions.size() * 32.0;
   state.counters["peak_rss_mib"] = PeakRssMiB();
@@ -98,7 +100,11 @@ BENCHMARK(BM_EngineEventsPerSecond)->Arg(20)->Unit(benchmark::kMillisecond)->Ite
 void BM_EngineGrowth(benchmark::State& state) {
   RunBench(state, static_cast<int>(state.range(0)), absl::Seconds(2));
 }
-BENCHMARK(BM_EngineGrowth)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_EngineGrowth)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+
 #include "sim/engine/engine_test_util.h"
 #include "sim/engine/simulation.h"
 
@@ -68,13 +69,15 @@ TEST(EngineGoldenTest, BurstEventLogMatchesGolden) {
   }
   const std::string want = ReadFile(golden_path);
   ASSERT_FALSE(want.empty()) << "missing " << golden_path << " (run scripts/update-goldens)";
-  if (want == log.text()) return;
+  if (want == log.text())
+    return;
   std::istringstream a(want), b(log.text());
   std::string la, lb;
   for (int line = 1;; ++line) {
     const bool ga = static_cast<bool>(std::getline(a, la));
     const bool gb = static_cast<bool>(std::getline(b, lb));
-    if (!ga && !gb) break;
+    if (!ga && !gb)
+      break;
     if (!ga || !gb || la != lb) {
       FAIL() << "burst.golden differs at line " << line << "\n  golden: " << (ga ? la : "<eof>")
              << "\n  actual: " << (gb ? lb : "<eof>")
@@ -92,7 +95,8 @@ TEST(EnginePolicyTest, BurstScalesOutDuringTheBurstAndInAfterKeepAlive) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->policy, "mps-r");
   int peak_f0 = 0;
-  for (const TimelineRow& row : r->timeline) peak_f0 = std::max(peak_f0, row.instances[0]);
+  for (const TimelineRow& row : r->timeline)
+    peak_f0 = std::max(peak_f0, row.instances[0]);
   EXPECT_GE(peak_f0, 4);  // 40 req/s at 10 req/s per instance
   // Scaled in 3 s (keep-alive) after the burst's last needed level.
   EXPECT_LT(r->timeline.back().instances[0], peak_f0);

@@ -2,11 +2,13 @@
 // host cache), the lifecycle (legal sequence in the event log, illegal transitions abort),
 // requests held during cold starts, training jobs gated by the slowest worker, vertical
 // controller ticks, determinism, and the M/M/1 validation against theory.
+#include "sim/engine/engine.h"
+
 #include <cmath>
 #include <memory>
 
 #include "gtest/gtest.h"
-#include "sim/engine/engine.h"
+
 #include "sim/engine/engine_test_util.h"
 #include "sim/engine/instance.h"
 
@@ -26,7 +28,8 @@ TEST(InstanceTest, LegalTransitionsAreExactlyTheDocumentedOnes) {
   const S all[] = {S::kCold, S::kLoading, S::kWarm, S::kDraining, S::kGone};
   int legal = 0;
   for (S from : all) {
-    for (S to : all) legal += IsLegalTransition(from, to) ? 1 : 0;
+    for (S to : all)
+      legal += IsLegalTransition(from, to) ? 1 : 0;
   }
   EXPECT_EQ(legal, 5);
   EXPECT_TRUE(IsLegalTransition(S::kCold, S::kLoading));
@@ -79,7 +82,8 @@ TEST(EngineTest, ColdStartLoadsFromStorageThenFromTheHostCache) {
   c.functions = {f};
   FakePolicyOptions o;
   const absl::Time t0 = absl::UnixEpoch();
-  o.scripts = {{{t0 + absl::Seconds(1), 1}, {t0 + absl::Seconds(6), 0}, {t0 + absl::Seconds(7), 1}}};
+  o.scripts = {
+      {{t0 + absl::Seconds(1), 1}, {t0 + absl::Seconds(6), 0}, {t0 + absl::Seconds(7), 1}}};
   auto out = RunFake(c, o, *perf);
   ASSERT_TRUE(out.ok()) << out.status();
   const std::string& log = out->log;
@@ -113,8 +117,8 @@ TEST(EngineTest, LifecycleSequenceIsLoggedInOrder) {
   f.min_instances = 0;
   c.functions = {f};
   FakePolicyOptions o;
-  o.scripts = {{{absl::UnixEpoch() + absl::Seconds(1), 1},
-                {absl::UnixEpoch() + absl::Seconds(8), 0}}};
+  o.scripts = {
+      {{absl::UnixEpoch() + absl::Seconds(1), 1}, {absl::UnixEpoch() + absl::Seconds(8), 0}}};
   auto out = RunFake(c, o, *perf);
   ASSERT_TRUE(out.ok());
   const std::string& log = out->log;
@@ -231,8 +235,9 @@ TEST(EngineTest, SameSeedSameResultDifferentSeedDifferentResult) {
   auto run = [&](uint64_t seed) {
     c.seed = seed;
     FakePolicyOptions o;
-    o.scripts = {{}, {{absl::UnixEpoch() + absl::Seconds(3), 2},
-                      {absl::UnixEpoch() + absl::Seconds(20), 0}}};
+    o.scripts = {
+        {},
+        {{absl::UnixEpoch() + absl::Seconds(3), 2}, {absl::UnixEpoch() + absl::Seconds(20), 0}}};
     o.controller_period = absl::Milliseconds(5);
     auto out = RunFake(c, o, *perf);
     EXPECT_TRUE(out.ok());

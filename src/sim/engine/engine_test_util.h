@@ -12,8 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/status.h"
 #include "gtest/gtest.h"
+
+#include "common/status.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/testing/fake_policy.h"
 
@@ -59,7 +60,8 @@ inline WorkloadSpec Poisson(double rps) {
 inline WorkloadSpec Trace(const std::string& name, const std::vector<double>& times_s) {
   const std::string path = ::testing::TempDir() + "/" + name + ".csv";
   std::string text = "TIMESTAMP\n";
-  for (double t : times_s) absl::StrAppend(&text, absl::StrFormat("%.6f\n", t));
+  for (double t : times_s)
+    absl::StrAppend(&text, absl::StrFormat("%.6f\n", t));
   FILE* f = fopen(path.c_str(), "w");
   fputs(text.c_str(), f);
   fclose(f);
@@ -79,8 +81,8 @@ inline absl::StatusOr<Outcome> RunWith(const SimConfig& config,
                                        const core::PerfModel& perf) {
   StringTimelineSink log;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e,
-                          Engine::Create(config, std::move(policy), "test", WorkloadVariant{},
-                                         perf, "test.yaml", &log));
+                          Engine::Create(config, std::move(policy), "test", WorkloadVariant{}, perf,
+                                         "test.yaml", &log));
   SLUICE_ASSIGN_OR_RETURN(RunResult r, e->Run());
   return Outcome{std::move(r), log.text()};
 }
@@ -92,21 +94,22 @@ inline absl::StatusOr<Outcome> RunFake(const SimConfig& config, FakePolicyOption
 
 // Every field of a RunResult, doubles printed exactly (%a), one line per item.
 inline std::string Dump(const RunResult& r) {
-  std::string s = absl::StrFormat("%s %s gs=%a peak=%d mean=%a sm=%a mem=%a fgd=%a ev=%d\n",
-                                  r.policy, r.workload, r.gpu_seconds, r.peak_active_gpus,
-                                  r.mean_active_gpus, r.sm_fragmentation, r.mem_fragmentation,
-                                  r.fgd_fragmentation, r.events);
+  std::string s =
+      absl::StrFormat("%s %s gs=%a peak=%d mean=%a sm=%a mem=%a fgd=%a ev=%d\n", r.policy,
+                      r.workload, r.gpu_seconds, r.peak_active_gpus, r.mean_active_gpus,
+                      r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation, r.events);
   for (const FunctionResult& f : r.functions) {
-    absl::StrAppend(&s, absl::StrFormat(
-        "%s req=%d done=%d drop=%d p50=%a p95=%a p99=%a mean=%a svr=%a cs=%d thr=%a it=%a jct=%a\n",
-        f.name, f.requests, f.completed, f.dropped, f.p50_ms, f.p95_ms, f.p99_ms, f.mean_ms,
-        f.svr, f.cold_starts, f.throughput_rps, f.training_iters_per_s, f.jct_s));
+    absl::StrAppend(&s, absl::StrFormat("%s req=%d done=%d drop=%d p50=%a p95=%a p99=%a mean=%a "
+                                        "svr=%a cs=%d thr=%a it=%a jct=%a\n",
+                                        f.name, f.requests, f.completed, f.dropped, f.p50_ms,
+                                        f.p95_ms, f.p99_ms, f.mean_ms, f.svr, f.cold_starts,
+                                        f.throughput_rps, f.training_iters_per_s, f.jct_s));
   }
   for (const TimelineRow& t : r.timeline) {
-    absl::StrAppend(&s, absl::StrFormat("t=%a act=%d alloc=%a sm=%a mem=%a n=%s rps=%s\n", t.t_s,
-                                        t.active_gpus, t.allocated_share, t.sm_fragmentation,
-                                        t.mem_fragmentation, absl::StrJoin(t.instances, ","),
-                                        absl::StrJoin(t.rps, ",")));
+    absl::StrAppend(
+        &s, absl::StrFormat("t=%a act=%d alloc=%a sm=%a mem=%a n=%s rps=%s\n", t.t_s, t.active_gpus,
+                            t.allocated_share, t.sm_fragmentation, t.mem_fragmentation,
+                            absl::StrJoin(t.instances, ","), absl::StrJoin(t.rps, ",")));
   }
   return s;
 }

@@ -10,9 +10,11 @@ namespace sluice::sim {
 
 void Gateway::AddWarm(int32_t instance, int64_t load) {
   SLUICE_CHECK(load >= 0 && instance >= 0);
-  if (static_cast<size_t>(load) >= buckets_.size()) buckets_.resize(load + 1);
+  if (static_cast<size_t>(load) >= buckets_.size())
+    buckets_.resize(load + 1);
   std::vector<int32_t>& pos = positions();
-  if (static_cast<size_t>(instance) >= pos.size()) pos.resize(instance + 1, -1);
+  if (static_cast<size_t>(instance) >= pos.size())
+    pos.resize(instance + 1, -1);
   SLUICE_CHECK(pos[instance] < 0);
   std::vector<int32_t>& b = buckets_[load];
   pos[instance] = static_cast<int32_t>(b.size());
@@ -36,11 +38,13 @@ void Gateway::RemoveWarm(int32_t instance, int64_t load) {
     min_ = 0;
     return;
   }
-  while (buckets_[min_].empty()) ++min_;
+  while (buckets_[min_].empty())
+    ++min_;
 }
 
 void Gateway::UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load) {
-  if (old_load == new_load) return;
+  if (old_load == new_load)
+    return;
   // Remove first (the position map holds one entry per instance), then re-add; if the minimum
   // bucket empties, the scan stops at the next load that is occupied.
   RemoveWarm(instance, old_load);
@@ -49,7 +53,8 @@ void Gateway::UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load) {
 
 absl::Time BatchDueAt(absl::Time now, int64_t queued, absl::Time oldest, int max_batch,
                       absl::Duration max_delay) {
-  if (queued >= max_batch) return now;
+  if (queued >= max_batch)
+    return now;
   const absl::Time due = oldest + max_delay;
   return due <= now ? now : due;
 }

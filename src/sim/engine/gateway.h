@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "sim/engine/instance.h"
 
 namespace sluice::sim {
@@ -29,7 +30,8 @@ class Gateway {
   // A warm instance with the fewest outstanding requests (among equals, the one that reached
   // that load last); nullopt when none is warm. Deterministic.
   std::optional<int32_t> LeastLoaded() const {
-    if (count_ == 0) return std::nullopt;
+    if (count_ == 0)
+      return std::nullopt;
     return buckets_[min_].back();
   }
   int warm_count() const { return static_cast<int>(count_); }

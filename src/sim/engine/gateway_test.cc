@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+
 #include "sim/engine/metrics.h"
 
 namespace sluice::sim {
@@ -50,7 +51,8 @@ TEST(GatewayTest, RandomOperationsAlwaysReturnAMinimumLoad) {
         continue;
       }
       int64_t min = INT64_MAX;
-      for (const auto& [i, l] : load) min = std::min(min, l);
+      for (const auto& [i, l] : load)
+        min = std::min(min, l);
       const auto pick = g.LeastLoaded();
       ASSERT_TRUE(pick.has_value() && load.contains(*pick)) << "seed " << seed;
       ASSERT_EQ(load[*pick], min) << "seed " << seed << " step " << step;

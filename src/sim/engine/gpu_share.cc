@@ -16,7 +16,9 @@ constexpr double kMinSeconds = 1e-12;  // guards 1 / 0 for degenerate latency mo
 
 // Seconds via integer nanoseconds: exact to 1 ns, and far cheaper on this hot path than
 // absl::ToDoubleSeconds (a 128-bit division).
-double Secs(absl::Duration d) { return static_cast<double>(absl::ToInt64Nanoseconds(d)) * 1e-9; }
+double Secs(absl::Duration d) {
+  return static_cast<double>(absl::ToInt64Nanoseconds(d)) * 1e-9;
+}
 }  // namespace
 
 double WorkItem::SecondsAt(double share) const {
@@ -43,21 +45,26 @@ void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
     sum += shares[i];
   }
   if (sum > 1.0) {
-    for (size_t i = 0; i < n; ++i) shares[i] /= sum;
+    for (size_t i = 0; i < n; ++i)
+      shares[i] /= sum;
     return;
   }
-  if (!work_conserving) return;
+  if (!work_conserving)
+    return;
   double left = 1.0 - sum;
   // Water-filling: each round either exhausts `left` or saturates at least one instance.
   for (size_t round = 0; round < n && left > kEps; ++round) {
     double weight = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (shares[i] < busy[i].cap - kEps) weight += busy[i].request;
+      if (shares[i] < busy[i].cap - kEps)
+        weight += busy[i].request;
     }
-    if (weight <= 0) break;
+    if (weight <= 0)
+      break;
     double given = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (shares[i] >= busy[i].cap - kEps) continue;
+      if (shares[i] >= busy[i].cap - kEps)
+        continue;
       const double add = std::min(left * busy[i].request / weight, busy[i].cap - shares[i]);
       shares[i] += add;
       given += add;
@@ -68,12 +75,16 @@ void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
 
 GpuShareModel::GpuShareModel(common::Env& env, const core::PerfModel& perf, int gpu_count,
                              bool work_conserving, Listener& listener)
-    : env_(env), perf_(perf), work_conserving_(work_conserving), listener_(listener),
+    : env_(env),
+      perf_(perf),
+      work_conserving_(work_conserving),
+      listener_(listener),
       gpus_(gpu_count) {}
 
 GpuShareModel::Shard& GpuShareModel::ShardOf(Member& m, int32_t gpu) {
   for (Shard& s : m.shards) {
-    if (s.gpu == gpu) return s;
+    if (s.gpu == gpu)
+      return s;
   }
   SLUICE_CHECK_MSG(false, "instance is not resident on this GPU");
   return m.shards.front();
@@ -81,7 +92,8 @@ GpuShareModel::Shard& GpuShareModel::ShardOf(Member& m, int32_t gpu) {
 
 double GpuShareModel::share(int32_t instance, core::GpuId gpu) const {
   for (const Shard& s : members_[instance].shards) {
-    if (s.gpu == gpu.value()) return s.share;
+    if (s.gpu == gpu.value())
+      return s.share;
   }
   return 0;
 }
@@ -95,7 +107,8 @@ void GpuShareModel::SetShare(Shard& s, double share, absl::Time now) {
 void GpuShareModel::Attach(int32_t instance, std::span<const core::GpuId> gpus,
                            const core::SmQuota& quota) {
   SLUICE_CHECK(instance >= 0);
-  if (static_cast<size_t>(instance) >= members_.size()) members_.resize(instance + 1);
+  if (static_cast<size_t>(instance) >= members_.size())
+    members_.resize(instance + 1);
   Member& m = members_[instance];
   SLUICE_CHECK(!m.attached);
   m.attached = true;
@@ -120,7 +133,8 @@ void GpuShareModel::Detach(int32_t instance) {
   Member& m = members_[instance];
   SLUICE_CHECK(m.attached && !m.busy);
   const bool reshare = pending_reshare_ == instance;
-  if (reshare) pending_reshare_ = -1;
+  if (reshare)
+    pending_reshare_ = -1;
   absl::InlinedVector<int32_t, 1> gpus;
   for (const Shard& s : m.shards) {
     auto& r = gpus_[s.gpu].residents;
@@ -129,17 +143,20 @@ void GpuShareModel::Detach(int32_t instance) {
   }
   m.attached = false;
   m.shards.clear();
-  if (!reshare) return;
+  if (!reshare)
+    return;
   ++pass_;
   touched_.clear();
-  for (int32_t g : gpus) ReshareGpu(g);
+  for (int32_t g : gpus)
+    ReshareGpu(g);
   ApplyRates();
 }
 
 void GpuShareModel::Start(int32_t instance, const WorkItem& work) {
   Member& m = members_[instance];
   SLUICE_CHECK(m.attached && !m.busy);
-  if (pending_reshare_ == instance) pending_reshare_ = -1;
+  if (pending_reshare_ == instance)
+    pending_reshare_ = -1;
   m.busy = true;
   m.work = work;
   m.progress = 0;
@@ -155,7 +172,8 @@ void GpuShareModel::Start(int32_t instance, const WorkItem& work) {
 void GpuShareModel::Reshare(const Member& m) {
   ++pass_;
   touched_.clear();
-  for (const Shard& s : m.shards) ReshareGpu(s.gpu);
+  for (const Shard& s : m.shards)
+    ReshareGpu(s.gpu);
   ApplyRates();
 }
 
@@ -164,14 +182,16 @@ void GpuShareModel::ReshareGpu(int32_t gpu) {
   ids_.clear();
   for (int32_t id : gpus_[gpu].residents) {
     Member& r = members_[id];
-    if (!r.busy) continue;
+    if (!r.busy)
+      continue;
     ids_.push_back(id);
     demand_.push_back(ShareDemand{r.quota.request, ShardOf(r, gpu).cap});
   }
   shares_.resize(ids_.size());
   ComputeShares(demand_, work_conserving_, shares_);
   double total = 0;
-  for (double s : shares_) total += s;
+  for (double s : shares_)
+    total += s;
   const absl::Time now = env_.Now();
   for (size_t k = 0; k < ids_.size(); ++k) {
     Member& r = members_[ids_[k]];
@@ -179,9 +199,11 @@ void GpuShareModel::ReshareGpu(int32_t gpu) {
     const double share = shares_[k];
     const double slow = perf_.InterferenceSlowdown(total - share);
     const bool fresh = s.rate < 0;  // a new work item: its latency is not known yet
-    if (!fresh && share == s.share && slow == s.slow) continue;  // rate unchanged
+    if (!fresh && share == s.share && slow == s.slow)
+      continue;  // rate unchanged
     // The latency model is consulted only when the share moved; interference alone rescales.
-    if (fresh || share != s.share) s.base_seconds = share > 0 ? r.work.SecondsAt(share) : 0;
+    if (fresh || share != s.share)
+      s.base_seconds = share > 0 ? r.work.SecondsAt(share) : 0;
     SetShare(s, share, now);
     s.slow = slow;
     s.rate = share > 0 ? 1.0 / std::max(kMinSeconds, s.base_seconds * slow) : 0;
@@ -196,16 +218,21 @@ void GpuShareModel::ApplyRates() {
   const absl::Time now = env_.Now();
   for (int32_t id : touched_) {
     Member& m = members_[id];
-    if (!m.busy) continue;
+    if (!m.busy)
+      continue;
     double rate = std::numeric_limits<double>::infinity();
-    for (const Shard& s : m.shards) rate = std::min(rate, s.rate);
-    if (rate == m.rate) continue;
+    for (const Shard& s : m.shards)
+      rate = std::min(rate, s.rate);
+    if (rate == m.rate)
+      continue;
     m.progress += m.rate * Secs(now - m.since);
     m.since = now;
     m.rate = rate;
-    if (m.timer != 0) env_.Cancel(m.timer);
+    if (m.timer != 0)
+      env_.Cancel(m.timer);
     m.timer = 0;
-    if (rate <= 0) continue;
+    if (rate <= 0)
+      continue;
     const double left_s = std::max(0.0, 1.0 - m.progress) / rate;
     m.timer = env_.RunAt(now + absl::Seconds(left_s), [this, id] { Done(id); });
   }
@@ -227,7 +254,8 @@ void GpuShareModel::Done(int32_t instance) {
   }
   pending_reshare_ = instance;
   listener_.OnWorkDone(instance);  // may Start() or Detach() it, or attach others
-  if (pending_reshare_ != instance) return;
+  if (pending_reshare_ != instance)
+    return;
   pending_reshare_ = -1;
   Reshare(members_[instance]);
 }
@@ -249,7 +277,8 @@ void GpuShareModel::ResetCaps(core::GpuId gpu) {
   const auto& residents = gpus_[gpu.value()].residents;
   std::vector<double> caps;
   caps.reserve(residents.size());
-  for (int32_t id : residents) caps.push_back(members_[id].quota.limit);
+  for (int32_t id : residents)
+    caps.push_back(members_[id].quota.limit);
   SetCaps(gpu, caps);
 }
 

@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
+
 #include "common/env.h"
 #include "core/perf/perf_model.h"
 #include "core/resource/cluster.h"
@@ -64,8 +65,8 @@ class GpuShareModel {
   };
 
   // `env`, `perf` and `listener` must outlive the model.
-  GpuShareModel(common::Env& env, const core::PerfModel& perf, int gpu_count,
-                bool work_conserving, Listener& listener);
+  GpuShareModel(common::Env& env, const core::PerfModel& perf, int gpu_count, bool work_conserving,
+                Listener& listener);
 
   // Makes `instance` (a dense index >= 0) resident on `gpus` with `quota`, idle, caps = limit.
   void Attach(int32_t instance, std::span<const core::GpuId> gpus, const core::SmQuota& quota);
@@ -82,7 +83,9 @@ class GpuShareModel {
   // Current share of `instance` on `gpu` (0 when idle).
   double share(int32_t instance, core::GpuId gpu) const;
   // Progress rate of `instance` (items per second; 0 when idle or starved).
-  double rate(int32_t instance) const { return members_[instance].busy ? members_[instance].rate : 0; }
+  double rate(int32_t instance) const {
+    return members_[instance].busy ? members_[instance].rate : 0;
+  }
 
   // Sets the caps of the residents of `gpu` (same order as residents(gpu); each clamped to
   // [0, 1]) and re-shares the GPU.
@@ -97,10 +100,10 @@ class GpuShareModel {
     int32_t gpu = 0;
     double cap = 1;
     double share = 0;
-    double slow = 1;  // interference slowdown at the last evaluation
+    double slow = 1;          // interference slowdown at the last evaluation
     double base_seconds = 0;  // work.SecondsAt(share), without interference
-    double rate = 0;  // items/s this shard alone would allow
-    double used = 0;  // share-seconds since the last take
+    double rate = 0;          // items/s this shard alone would allow
+    double used = 0;          // share-seconds since the last take
     absl::Time used_since;
   };
   struct Member {

@@ -7,8 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/sim_env.h"
 #include "gtest/gtest.h"
+
+#include "common/sim_env.h"
 #include "sim/engine/testing/fake_policy.h"
 
 namespace sluice::sim {
@@ -102,10 +103,10 @@ TEST(GpuShareModelTest, WorkConservingOverlapCarriesProgressAcrossShareChanges) 
   Fixture f(/*work_conserving=*/true);
   f.model.Attach(0, std::vector<GpuId>{kGpu0}, SmQuota{0.5, 1.0});
   f.model.Attach(1, std::vector<GpuId>{kGpu0}, SmQuota{0.5, 1.0});
-  f.model.Start(0, f.Batch());                 // alone: share 1, due at 100 ms
+  f.model.Start(0, f.Batch());  // alone: share 1, due at 100 ms
   EXPECT_DOUBLE_EQ(f.model.share(0, kGpu0), 1.0);
-  f.env.Advance(absl::Milliseconds(50));       // A half done
-  f.model.Start(1, f.Batch());                 // both 0.5: A's second half takes 100 ms
+  f.env.Advance(absl::Milliseconds(50));  // A half done
+  f.model.Start(1, f.Batch());            // both 0.5: A's second half takes 100 ms
   EXPECT_DOUBLE_EQ(f.model.share(0, kGpu0), 0.5);
   f.env.Advance(absl::Seconds(1));
   // A at 150 ms; B half done by then, alone at share 1 for its last 50 ms.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::sim {

@@ -4,12 +4,13 @@
 #ifndef SLUICE_SIM_ENGINE_INSTANCE_H_
 #define SLUICE_SIM_ENGINE_INSTANCE_H_
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "common/env.h"
 #include "common/ids.h"
 #include "core/resource/cluster.h"
@@ -92,9 +93,7 @@ class Instance {
     return state_ == InstanceState::kLoading || state_ == InstanceState::kWarm;
   }
   // Requests dispatched here and not yet completed (waiting + executing).
-  int64_t outstanding() const {
-    return static_cast<int64_t>(queue.size() + batch.size());
-  }
+  int64_t outstanding() const { return static_cast<int64_t>(queue.size() + batch.size()); }
   bool executing() const { return executing_; }
   void set_executing(bool e) { executing_ = e; }
 

@@ -9,18 +9,20 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+
 #include "common/status.h"
 #include "sim/engine/engine.h"
 
 namespace sluice::sim {
 namespace {
 
-double Allocated(const core::GpuState& g) { return std::min(1.0, g.sum_request); }
+double Allocated(const core::GpuState& g) {
+  return std::min(1.0, g.sum_request);
+}
 
 std::string GpuList(const std::vector<core::GpuId>& gpus) {
-  return absl::StrJoin(gpus, ",", [](std::string* out, core::GpuId g) {
-    absl::StrAppend(out, g.value());
-  });
+  return absl::StrJoin(gpus, ",",
+                       [](std::string* out, core::GpuId g) { absl::StrAppend(out, g.value()); });
 }
 
 }  // namespace
@@ -31,9 +33,17 @@ void Engine::ReportCluster() {
 }
 
 absl::Status Engine::PlaceInstance(int fn, bool initial) {
-  Function& f = fns_[fn];
-  const FunctionConfig& fc = *f.config;
   const common::InstanceId iid(static_cast<int64_t>(instances_.size()));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid));
+  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus));
+  Launch(fn, iid, std::move(gpus), initial);
+  return absl::OkStatus();
+}
+
+// Asks the policy and checks the answer: `gpus` distinct, known GPUs.
+absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::InstanceId iid) {
+  const Function& f = fns_[fn];
+  const FunctionConfig& fc = *f.config;
   core::InstanceDemand d;
   d.function = f.traits.id;
   d.instance = iid;
@@ -42,41 +52,51 @@ absl::Status Engine::PlaceInstance(int fn, bool initial) {
   d.memory_per_gpu = fc.memory;
   d.quota = f.quota;
   d.same_node = fc.training ? fc.training->same_node : false;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus,
-                          policy_->placement().Place(d, cluster_));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, policy_->placement().Place(d, cluster_));
   std::vector<core::GpuId> sorted = gpus;
   std::sort(sorted.begin(), sorted.end());
-  if (static_cast<int>(gpus.size()) != d.gpus ||
+  const bool known = std::all_of(gpus.begin(), gpus.end(), [&](core::GpuId g) {
+    return g.valid() && g.value() < cluster_.gpu_count();
+  });
+  if (!known || static_cast<int>(gpus.size()) != d.gpus ||
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
-                                            " returned ", gpus.size(), " GPUs (", GpuList(gpus),
-                                            ") for a demand of ", d.gpus, " distinct GPUs"));
+                                            " returned GPUs (", GpuList(gpus), ") for a demand of ",
+                                            d.gpus, " distinct GPUs of ", cluster_.gpu_count()));
   }
+  return gpus;
+}
+
+// Books the instance's allocations in ClusterState (all or nothing) and tells the policy.
+absl::Status Engine::Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus) {
+  const Function& f = fns_[fn];
   double before = 0;
-  for (core::GpuId g : gpus) {
-    if (!g.valid() || g.value() >= cluster_.gpu_count()) {
-      return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
-                                              " returned unknown GPU ", g.value()));
-    }
+  for (core::GpuId g : gpus)
     before += Allocated(cluster_.gpu(g));
-  }
   for (core::GpuId g : gpus) {
-    const core::Allocation a{iid, f.traits.id, g, fc.memory, f.quota};
+    const core::Allocation a{iid, f.traits.id, g, f.config->memory, f.quota};
     if (absl::Status s = cluster_.Add(a); !s.ok()) {
       for (const core::Allocation& r : cluster_.Remove(iid)) {
         policy_->placement().OnRemoved(r, cluster_);
       }
-      return absl::InternalError(absl::StrCat("placement ", std::string(policy_->placement().name()),
-                                              " chose GPU ", g.value(), " for ", fc.name,
-                                              ", which cannot host it: ", s.message()));
+      return absl::InternalError(absl::StrCat(
+          "placement ", std::string(policy_->placement().name()), " chose GPU ", g.value(), " for ",
+          f.config->name, ", which cannot host it: ", s.message()));
     }
     policy_->placement().OnAdded(a, cluster_);
   }
   double after = 0;
-  for (core::GpuId g : gpus) after += Allocated(cluster_.gpu(g));
+  for (core::GpuId g : gpus)
+    after += Allocated(cluster_.gpu(g));
   allocated_share_ += after - before;
   ReportCluster();
+  return absl::OkStatus();
+}
 
+// Creates the instance (kCold -> kLoading) and starts its cold start; instances that exist at
+// t = 0 (`initial`) are warm at once and not counted as cold starts.
+void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus, bool initial) {
+  Function& f = fns_[fn];
   const int32_t id = static_cast<int32_t>(iid.value());
   instances_.push_back(std::make_unique<Instance>(iid, fn, gpus));
   Instance& inst = *instances_.back();
@@ -89,7 +109,7 @@ absl::Status Engine::PlaceInstance(int fn, bool initial) {
   inst.TransitionTo(InstanceState::kLoading);
   if (initial) {
     BecomeWarm(id);
-    return absl::OkStatus();
+    return;
   }
   bool hit = false;
   const absl::Duration cold = ColdStartTime(f, gpus, &hit);
@@ -100,7 +120,6 @@ absl::Status Engine::PlaceInstance(int fn, bool initial) {
     instances_[id]->load_timer = 0;
     BecomeWarm(id);
   });
-  return absl::OkStatus();
 }
 
 // Each node loads its share of the parameters (model shards: param_bytes x shards on the node /
@@ -110,7 +129,8 @@ absl::Status Engine::PlaceInstance(int fn, bool initial) {
 absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
                                      bool* host_cache_hit) const {
   std::map<int64_t, int> per_node;
-  for (core::GpuId g : gpus) ++per_node[cluster_.gpu(g).node.value()];
+  for (core::GpuId g : gpus)
+    ++per_node[cluster_.gpu(g).node.value()];
   const double params = static_cast<double>(f.model->info.param_bytes.count());
   const bool training = f.is_training();
   absl::Duration load = absl::ZeroDuration();
@@ -133,7 +153,8 @@ void Engine::BecomeWarm(int32_t id) {
   Function& f = fns_[fn];
   inst.TransitionTo(InstanceState::kWarm);
   inst.warm_at = env_.Now();
-  for (core::GpuId g : inst.gpus()) host_cache_[cluster_.gpu(g).node.value()].insert(f.model);
+  for (core::GpuId g : inst.gpus())
+    host_cache_[cluster_.gpu(g).node.value()].insert(f.model);
   Log(fn, "warm inst=", id);
   if (f.is_training()) {
     StartIteration(inst);
@@ -167,7 +188,8 @@ void Engine::Drain(int32_t id) {
 void Engine::Retire(int32_t id) {
   Instance& inst = *instances_[id];
   inst.TransitionTo(InstanceState::kGone);
-  if (inst.batch_timer != 0) env_.Cancel(inst.batch_timer);
+  if (inst.batch_timer != 0)
+    env_.Cancel(inst.batch_timer);
   inst.batch_timer = 0;
   ReleaseResources(inst);
   Log(inst.function(), "gone inst=", id);
@@ -176,14 +198,18 @@ void Engine::Retire(int32_t id) {
 void Engine::ReleaseResources(Instance& inst) {
   const int32_t id = static_cast<int32_t>(inst.id().value());
   shares_.Detach(id);
-  for (core::GpuId g : inst.gpus()) vertical_->OnDetached(g, id);
+  for (core::GpuId g : inst.gpus())
+    vertical_->OnDetached(g, id);
   double before = 0;
-  for (core::GpuId g : inst.gpus()) before += Allocated(cluster_.gpu(g));
+  for (core::GpuId g : inst.gpus())
+    before += Allocated(cluster_.gpu(g));
   const std::vector<core::Allocation> released = cluster_.Remove(inst.id());
   double after = 0;
-  for (core::GpuId g : inst.gpus()) after += Allocated(cluster_.gpu(g));
+  for (core::GpuId g : inst.gpus())
+    after += Allocated(cluster_.gpu(g));
   allocated_share_ += after - before;
-  for (const core::Allocation& a : released) policy_->placement().OnRemoved(a, cluster_);
+  for (const core::Allocation& a : released)
+    policy_->placement().OnRemoved(a, cluster_);
   ReportCluster();
 }
 
@@ -196,26 +222,31 @@ void Engine::Sample() {
     Function& f = fns_[i];
     rps[i] = static_cast<double>(f.interval_arrivals) / interval_s;
     f.interval_arrivals = 0;
-    if (f.is_training() || after_horizon_) continue;
+    if (f.is_training() || after_horizon_)
+      continue;
     core::LoadSample s;
     s.at = now;
     s.rps = rps[i];
     s.instances = static_cast<int>(f.deployed.size());
     s.capacity_rps_per_instance = f.traits.capacity_rps;
     s.queued = static_cast<int>(f.gateway.held.size());
-    for (int32_t id : f.deployed) s.queued += static_cast<int>(instances_[id]->queue.size());
+    for (int32_t id : f.deployed)
+      s.queued += static_cast<int>(instances_[id]->queue.size());
     f.scaler->Observe(s);
     Reconcile(static_cast<int>(i));
     ScheduleWakeup(static_cast<int>(i));
   }
-  for (size_t i = 0; i < fns_.size(); ++i) counts[i] = static_cast<int>(fns_[i].deployed.size());
+  for (size_t i = 0; i < fns_.size(); ++i)
+    counts[i] = static_cast<int>(fns_[i].deployed.size());
   cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps));
   const absl::Time next = now + config_.sample_interval;
-  if (next <= horizon_) env_.RunAt(next, [this] { Sample(); });
+  if (next <= horizon_)
+    env_.RunAt(next, [this] { Sample(); });
 }
 
 void Engine::Reconcile(int fn) {
-  if (after_horizon_) return;
+  if (after_horizon_)
+    return;
   Function& f = fns_[fn];
   const int desired = std::max(0, f.scaler->Desired(env_.Now()));
   while (static_cast<int>(f.deployed.size()) < desired) {
@@ -236,7 +267,8 @@ void Engine::Reconcile(int fn) {
     for (int32_t id : f.deployed) {
       const int64_t load = instances_[id]->outstanding();
       const int64_t best = instances_[victim]->outstanding();
-      if (load < best || (load == best && id > victim)) victim = id;
+      if (load < best || (load == best && id > victim))
+        victim = id;
     }
     Drain(victim);
   }
@@ -246,9 +278,11 @@ void Engine::ScheduleWakeup(int fn) {
   Function& f = fns_[fn];
   const absl::Time now = env_.Now();
   const absl::Time t = f.scaler->NextWakeup();
-  if (f.wakeup != 0) env_.Cancel(f.wakeup);
+  if (f.wakeup != 0)
+    env_.Cancel(f.wakeup);
   f.wakeup = 0;
-  if (t == absl::InfiniteFuture() || t <= now || t >= horizon_) return;
+  if (t == absl::InfiniteFuture() || t <= now || t >= horizon_)
+    return;
   f.wakeup = env_.RunAt(t, [this, fn] {
     fns_[fn].wakeup = 0;
     Reconcile(fn);
@@ -260,7 +294,8 @@ void Engine::OnHorizon() {
   after_horizon_ = true;
   for (size_t i = 0; i < fns_.size(); ++i) {
     Function& f = fns_[i];
-    if (f.wakeup != 0) env_.Cancel(f.wakeup);
+    if (f.wakeup != 0)
+      env_.Cancel(f.wakeup);
     f.wakeup = 0;
     DropUnservable(static_cast<int>(i));
   }

@@ -12,11 +12,13 @@ void FunctionMetrics::OnCompletion(absl::Duration latency) {
   const double ms = absl::ToDoubleMilliseconds(latency);
   latency_ms_.push_back(ms);
   sum_ms_ += ms;
-  if (latency > slo_) ++over_slo_;
+  if (latency > slo_)
+    ++over_slo_;
 }
 
 size_t RankIndex(size_t n, double p) {
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   const int64_t rank = static_cast<int64_t>(std::ceil(p * static_cast<double>(n)));
   return static_cast<size_t>(std::clamp<int64_t>(rank, 1, static_cast<int64_t>(n)) - 1);
 }
@@ -29,7 +31,8 @@ namespace {
 // The nearest-rank p-quantile of `v`, knowing that v[from..] holds every element >= it (a
 // previous selection's pivot); reorders v.
 double Select(std::vector<double>& v, size_t from, double p) {
-  if (v.empty()) return 0;
+  if (v.empty())
+    return 0;
   const size_t k = RankIndex(v.size(), p);
   std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from),
                    v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
@@ -37,8 +40,7 @@ double Select(std::vector<double>& v, size_t from, double p) {
 }
 }  // namespace
 
-FunctionResult FunctionMetrics::Summarize(const std::string& name,
-                                          absl::Duration horizon) const {
+FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duration horizon) const {
   FunctionResult r;
   r.name = name;
   r.requests = requests_;
@@ -51,9 +53,9 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name,
   r.p95_ms = Select(v, RankIndex(v.size(), 0.50), 0.95);
   r.p99_ms = Select(v, RankIndex(v.size(), 0.95), 0.99);
   r.mean_ms = v.empty() ? 0 : sum_ms_ / static_cast<double>(v.size());
-  r.svr = requests_ == 0 ? 0
-                         : static_cast<double>(over_slo_ + dropped_) /
-                               static_cast<double>(requests_);
+  r.svr = requests_ == 0
+              ? 0
+              : static_cast<double>(over_slo_ + dropped_) / static_cast<double>(requests_);
   const double horizon_s = absl::ToDoubleSeconds(horizon);
   r.throughput_rps = horizon_s > 0 ? static_cast<double>(r.completed) / horizon_s : 0;
   r.training_iters_per_s = iters_per_s_;
@@ -78,7 +80,8 @@ void ClusterMetrics::Update(absl::Time now, double allocated_share, int active_g
   Integrate(now);
   allocated_ = allocated_share;
   active_ = active_gpus;
-  if (now <= end_) peak_ = std::max(peak_, active_gpus);
+  if (now <= end_)
+    peak_ = std::max(peak_, active_gpus);
 }
 
 void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
@@ -86,7 +89,8 @@ void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
                             std::vector<double> rps) {
   const core::DiluFragmentation dilu = core::MeasureDilu(state);
   double fgd = 0;
-  if (!fgd_workload.tasks.empty()) fgd = core::MeasureFgd(state, fgd_workload).ratio();
+  if (!fgd_workload.tasks.empty())
+    fgd = core::MeasureFgd(state, fgd_workload).ratio();
   TimelineRow row;
   row.t_s = absl::ToDoubleSeconds(now - start_);
   row.active_gpus = static_cast<int>(state.active_gpus().size());

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "core/resource/cluster.h"
 #include "core/resource/fragmentation.h"
 #include "sim/engine/sim_config.h"

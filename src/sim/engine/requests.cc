@@ -12,7 +12,8 @@ namespace sluice::sim {
 void Engine::ScheduleNextArrival(int fn) {
   Function& f = fns_[fn];
   f.next_arrival = f.arrivals->Next();
-  if (!f.next_arrival) return;
+  if (!f.next_arrival)
+    return;
   // Only [this, fn] is captured so the callback fits the Env's inline storage.
   env_.RunAt(f.next_arrival->at, [this, fn] {
     OnArrival(fn, *fns_[fn].next_arrival);
@@ -43,14 +44,14 @@ void Engine::Enqueue(Instance& inst, const Request& r) {
   const int64_t old = inst.outstanding();
   inst.queue.push_back(r);
   if (inst.state() == InstanceState::kWarm) {
-    fns_[inst.function()].gateway.UpdateLoad(static_cast<int32_t>(inst.id().value()), old,
-                                             old + 1);
+    fns_[inst.function()].gateway.UpdateLoad(static_cast<int32_t>(inst.id().value()), old, old + 1);
   }
 }
 
 void Engine::FlushHeld(int fn) {
   Function& f = fns_[fn];
-  if (f.gateway.held.empty() || f.gateway.warm_count() == 0) return;
+  if (f.gateway.held.empty() || f.gateway.warm_count() == 0)
+    return;
   std::vector<int32_t> touched;
   while (!f.gateway.held.empty()) {
     const int32_t id = *f.gateway.LeastLoaded();
@@ -60,13 +61,16 @@ void Engine::FlushHeld(int fn) {
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (int32_t id : touched) MaybeStartBatch(*instances_[id]);
+  for (int32_t id : touched)
+    MaybeStartBatch(*instances_[id]);
 }
 
 void Engine::MaybeStartBatch(Instance& inst) {
-  if (inst.executing() || inst.queue.empty()) return;
+  if (inst.executing() || inst.queue.empty())
+    return;
   const InstanceState st = inst.state();
-  if (st != InstanceState::kWarm && st != InstanceState::kDraining) return;
+  if (st != InstanceState::kWarm && st != InstanceState::kDraining)
+    return;
   const Function& f = fns_[inst.function()];
   const absl::Time now = env_.Now();
   const absl::Time due =
@@ -75,12 +79,14 @@ void Engine::MaybeStartBatch(Instance& inst) {
           : BatchDueAt(now, static_cast<int64_t>(inst.queue.size()), inst.queue.front().arrival,
                        f.max_batch, f.config->max_queue_delay);
   if (due <= now) {
-    if (inst.batch_timer != 0) env_.Cancel(inst.batch_timer);
+    if (inst.batch_timer != 0)
+      env_.Cancel(inst.batch_timer);
     inst.batch_timer = 0;
     StartBatch(inst, std::min<int64_t>(f.max_batch, static_cast<int64_t>(inst.queue.size())));
     return;
   }
-  if (inst.batch_timer != 0) return;  // already due at the oldest request's deadline
+  if (inst.batch_timer != 0)
+    return;  // already due at the oldest request's deadline
   const int32_t id = static_cast<int32_t>(inst.id().value());
   inst.batch_timer = env_.RunAt(due, [this, id] {
     instances_[id]->batch_timer = 0;
@@ -93,7 +99,8 @@ void Engine::StartBatch(Instance& inst, int64_t size) {
   inst.set_executing(true);
   const int32_t id = static_cast<int32_t>(inst.id().value());
   shares_.Start(id, MakeBatchWork(fns_[inst.function()], inst));
-  for (core::GpuId g : inst.gpus()) vertical_->OnWorkStarted(g);
+  for (core::GpuId g : inst.gpus())
+    vertical_->OnWorkStarted(g);
   Log(inst.function(), "batch_start inst=", id, " size=", size);
 }
 
@@ -108,7 +115,8 @@ WorkItem Engine::MakeBatchWork(Function& f, const Instance& inst) {
                       std::log(f.service_rng->UniformPositive());
     return w;
   }
-  if (f.model->info.kind != core::FunctionKind::kLlmInference) return w;
+  if (f.model->info.kind != core::FunctionKind::kLlmInference)
+    return w;
   w.kind = WorkItem::Kind::kLlmBatch;
   w.prompt_tokens = 0;
   w.output_tokens = 1;
@@ -134,11 +142,13 @@ void Engine::FinishBatch(Instance& inst) {
   Function& f = fns_[inst.function()];
   const absl::Time now = env_.Now();
   const int64_t old = inst.outstanding();
-  for (const Request& r : inst.batch) f.metrics.OnCompletion(now - r.arrival);
+  for (const Request& r : inst.batch)
+    f.metrics.OnCompletion(now - r.arrival);
   const int64_t n = static_cast<int64_t>(inst.batch.size());
   inst.batch.clear();
   const int32_t id = static_cast<int32_t>(inst.id().value());
-  if (inst.state() == InstanceState::kWarm) f.gateway.UpdateLoad(id, old, old - n);
+  if (inst.state() == InstanceState::kWarm)
+    f.gateway.UpdateLoad(id, old, old - n);
   Log(inst.function(), "batch_done inst=", id, " size=", n);
   MaybeStartBatch(inst);
   if (inst.state() == InstanceState::kDraining && !inst.executing() && inst.queue.empty()) {
@@ -148,7 +158,8 @@ void Engine::FinishBatch(Instance& inst) {
 
 void Engine::DropUnservable(int fn) {
   Function& f = fns_[fn];
-  if (!f.deployed.empty() || f.gateway.held.empty()) return;
+  if (!f.deployed.empty() || f.gateway.held.empty())
+    return;
   const int64_t n = static_cast<int64_t>(f.gateway.held.size());
   f.metrics.OnDrop(n);
   f.gateway.held.clear();

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "core/perf/perf_model.h"
 #include "sim/engine/sim_config.h"
 
@@ -56,8 +57,7 @@ class StringTimelineSink : public TimelineSink {
 // `event_log` may be null (no log is built, which is faster).
 absl::StatusOr<RunResult> RunSimulation(const SimConfig& config, const PolicyConfig& policy,
                                         const WorkloadVariant& workload,
-                                        const core::PerfModel& perf,
-                                        std::string_view config_file,
+                                        const core::PerfModel& perf, std::string_view config_file,
                                         TimelineSink* event_log = nullptr);
 
 }  // namespace sluice::sim

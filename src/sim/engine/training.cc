@@ -2,6 +2,7 @@
 // back to back. A data-parallel step ends when its slowest worker ends: the fluid model advances
 // a multi-GPU instance at its slowest shard's rate. Released at job end; not SLO-sensitive.
 #include "absl/strings/str_format.h"
+
 #include "common/status.h"
 #include "sim/engine/engine.h"
 
@@ -10,7 +11,8 @@ namespace sluice::sim {
 void Engine::SubmitTraining(int fn) {
   Function& f = fns_[fn];
   Training& t = f.training;
-  if (t.placed) return;
+  if (t.placed)
+    return;
   const bool initial = env_.Now() == start_;
   absl::Status s = PlaceInstance(fn, initial);
   if (absl::IsResourceExhausted(s)) {
@@ -33,7 +35,8 @@ void Engine::StartIteration(Instance& inst) {
   w.model = f.model->latency;
   inst.set_executing(true);
   shares_.Start(static_cast<int32_t>(inst.id().value()), w);
-  for (core::GpuId g : inst.gpus()) vertical_->OnWorkStarted(g);
+  for (core::GpuId g : inst.gpus())
+    vertical_->OnWorkStarted(g);
 }
 
 void Engine::FinishIteration(Instance& inst) {
@@ -59,9 +62,11 @@ void Engine::FinishIteration(Instance& inst) {
 void Engine::SummarizeTraining(int fn) {
   Function& f = fns_[fn];
   const Training& t = f.training;
-  if (t.done || !t.placed) return;
+  if (t.done || !t.placed)
+    return;
   const Instance& inst = *instances_[t.instance];
-  if (inst.state() != InstanceState::kWarm) return;
+  if (inst.state() != InstanceState::kWarm)
+    return;
   const double run_s = absl::ToDoubleSeconds(env_.Now() - inst.warm_at);
   f.metrics.SetTraining(run_s > 0 ? static_cast<double>(t.iterations) / run_s : 0, 0);
 }

@@ -12,18 +12,20 @@ namespace sluice::sim {
 
 VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuShareModel& shares,
                                const core::ClusterState& cluster)
-    : env_(env), policy_(policy), shares_(shares), cluster_(cluster),
-      gpus_(cluster.gpu_count()) {}
+    : env_(env), policy_(policy), shares_(shares), cluster_(cluster), gpus_(cluster.gpu_count()) {}
 
 void VerticalDriver::Register(int32_t instance, bool slo_sensitive, bool llm) {
-  if (static_cast<size_t>(instance) >= flags_.size()) flags_.resize(instance + 1, 0);
+  if (static_cast<size_t>(instance) >= flags_.size())
+    flags_.resize(instance + 1, 0);
   flags_[instance] = static_cast<uint8_t>((slo_sensitive ? 1 : 0) | (llm ? 2 : 0));
 }
 
 void VerticalDriver::OnWorkStarted(core::GpuId gpu) {
   GpuTicker& t = gpus_[gpu.value()];
-  if (t.ticking || t.static_shares) return;
-  if (shares_.residents(gpu).size() < 2) return;
+  if (t.ticking || t.static_shares)
+    return;
+  if (shares_.residents(gpu).size() < 2)
+    return;
   if (t.controller == nullptr) {
     t.controller = policy_.MakeVerticalController(gpu);
     SLUICE_CHECK(t.controller != nullptr);
@@ -33,7 +35,8 @@ void VerticalDriver::OnWorkStarted(core::GpuId gpu) {
     }
   }
   t.ticking = true;
-  for (int32_t id : shares_.residents(gpu)) shares_.TakeUsedShareSeconds(gpu, id);  // new window
+  for (int32_t id : shares_.residents(gpu))
+    shares_.TakeUsedShareSeconds(gpu, id);  // new window
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
@@ -81,7 +84,8 @@ void VerticalDriver::StopTicking(core::GpuId gpu) {
 
 void VerticalDriver::OnDetached(core::GpuId gpu, int32_t instance) {
   GpuTicker& t = gpus_[gpu.value()];
-  if (t.controller != nullptr) t.controller->Forget(common::InstanceId(instance));
+  if (t.controller != nullptr)
+    t.controller->Forget(common::InstanceId(instance));
 }
 
 }  // namespace sluice::sim

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "core/perf/perf_model.h"
 #include "core/registry/policy_registry.h"
 
@@ -45,8 +46,7 @@ inline std::unique_ptr<core::PerfModel> MakeFakePerf(
   info.name = "fake";
   info.param_bytes = params;
   info.gpu_memory = core::Bytes::GiB(2);
-  absl::Status s =
-      perf->Add(info, std::make_unique<LinearLatency>(base, per_extra, iteration));
+  absl::Status s = perf->Add(info, std::make_unique<LinearLatency>(base, per_extra, iteration));
   (void)s;
   return perf;
 }
@@ -64,17 +64,22 @@ class FirstFitPlacement : public core::PlacementPolicy {
     for (int n = 0; n < state.node_count(); ++n) {
       std::vector<core::GpuId> picked;
       for (core::GpuId g : state.gpus_of(core::NodeId(n))) {
-        if (fits(state.gpu(g)) && static_cast<int>(picked.size()) < d.gpus) picked.push_back(g);
+        if (fits(state.gpu(g)) && static_cast<int>(picked.size()) < d.gpus)
+          picked.push_back(g);
       }
-      if (static_cast<int>(picked.size()) == d.gpus) return picked;
-      if (d.same_node) continue;
+      if (static_cast<int>(picked.size()) == d.gpus)
+        return picked;
+      if (d.same_node)
+        continue;
     }
     if (!d.same_node) {
       std::vector<core::GpuId> picked;
       for (const core::GpuState& g : state.gpus()) {
-        if (fits(g) && static_cast<int>(picked.size()) < d.gpus) picked.push_back(g.id);
+        if (fits(g) && static_cast<int>(picked.size()) < d.gpus)
+          picked.push_back(g.id);
       }
-      if (static_cast<int>(picked.size()) == d.gpus) return picked;
+      if (static_cast<int>(picked.size()) == d.gpus)
+        return picked;
     }
     return absl::ResourceExhaustedError("no room");
   }
@@ -90,7 +95,8 @@ class ScriptedScaler : public core::HorizontalScaler {
   int Desired(absl::Time now) const override {
     int d = initial_;
     for (const auto& [t, n] : steps_) {
-      if (t <= now) d = n;
+      if (t <= now)
+        d = n;
     }
     return d;
   }
@@ -110,7 +116,8 @@ class FixedTokenController : public core::VerticalController {
   absl::Duration period() const override { return period_; }
   void Issue(absl::Time, int64_t max_tokens, std::span<const core::InstanceActivity> in,
              std::span<int64_t> out) override {
-    if (issue_calls_ != nullptr) ++*issue_calls_;
+    if (issue_calls_ != nullptr)
+      ++*issue_calls_;
     for (size_t i = 0; i < in.size(); ++i) {
       const double f = cap_fraction_ >= 0 ? cap_fraction_ : in[i].quota.limit;
       out[i] = static_cast<int64_t>(f * static_cast<double>(max_tokens));
@@ -145,9 +152,10 @@ class FakePolicySet : public core::PolicySet {
   std::unique_ptr<core::HorizontalScaler> MakeScaler(const core::FunctionTraits& f) const override {
     const size_t id = static_cast<size_t>(f.id.value());
     auto s = std::make_unique<ScriptedScaler>(
-        f.min_instances, id < o_.scripts.size() ? o_.scripts[id]
-                                                : std::vector<std::pair<absl::Time, int>>{});
-    if (o_.scalers_out != nullptr) o_.scalers_out->push_back(s.get());
+        f.min_instances,
+        id < o_.scripts.size() ? o_.scripts[id] : std::vector<std::pair<absl::Time, int>>{});
+    if (o_.scalers_out != nullptr)
+      o_.scalers_out->push_back(s.get());
     return s;
   }
   std::unique_ptr<core::VerticalController> MakeVerticalController(core::GpuId) const override {
