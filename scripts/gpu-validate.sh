@@ -71,9 +71,11 @@ find_cuda_include() {
 # The real driver's libcuda.so.1 (resolved), as the loader would find it without our library.
 find_real_driver() {
   local p
+  local -a dirs
+  IFS=: read -r -a dirs <<<"${LD_LIBRARY_PATH:-}"
   p=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64|libcuda\.so\.1 \(libc6,AArch64/ {print $NF; exit}')
-  for c in "$p" /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 \
-           /usr/lib64/libcuda.so.1 /usr/lib/wsl/lib/libcuda.so.1; do
+  for c in "$p" "${dirs[@]/%//libcuda.so.1}" /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
+           /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/lib/wsl/lib/libcuda.so.1; do
     [[ -n $c && -e $c ]] && { readlink -f "$c"; return 0; }
   done
   return 1
@@ -108,7 +110,8 @@ TARGETS=(sluice sluice_intercept sluice-spin)
 ((EMULATED)) && TARGETS+=(sluice_intercept_emulated)
 if ((!SKIP_BUILD)); then
   echo "gpu-validate: building ${TARGETS[*]} in $BUILD"
-  BUILD_DIR=$BUILD "$ROOT/scripts/build" --target "${TARGETS[@]}"
+  BUILD_DIR=$BUILD "$ROOT/scripts/build" --target "${TARGETS[@]}" ||
+    die "building Sluice failed (scripts/build; its output is above)"
 fi
 LIB=$BUILD/src/intercept/libsluice_cuda.so
 SLUICE=$BUILD/src/cli/sluice

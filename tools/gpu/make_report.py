@@ -104,9 +104,10 @@ def launch_section(raw, env, checks):
             checks.add(f"launch {api}/{entry}/{mode}: interception library "
                        f"{'absent' if mode == 'baseline' else 'loaded'}",
                        loaded == (mode != "baseline"), stats["mapped"]["intercept"])
-            if mode != "baseline" and real:
+            if mode != "baseline" and real:  # by file name: a driver may be installed twice
+                names = [os.path.basename(d) for d in stats["mapped"]["drivers"]]
                 checks.add(f"launch {api}/{entry}/{mode}: real driver mapped",
-                           real in stats["mapped"]["drivers"], ", ".join(stats["mapped"]["drivers"]))
+                           os.path.basename(real) in names, ", ".join(stats["mapped"]["drivers"]))
         base = row["modes"].get("baseline")
         for mode in MODES[1:]:
             m = row["modes"].get(mode)
