@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 
+#include "core/registry/policy_registry.h"
+#include "sim/engine/engine.h"
 #include "sim/engine/engine_test_util.h"
 #include "sim/engine/simulation.h"
 
@@ -122,6 +124,25 @@ TEST(EnginePolicyTest, ExclusiveUsesAtLeastAsManyGpuSecondsAsMpsR) {
   EXPECT_GT(mpsr->gpu_seconds, 0);
   EXPECT_GE(excl->gpu_seconds, mpsr->gpu_seconds);
   EXPECT_GE(excl->peak_active_gpus, mpsr->peak_active_gpus);
+}
+
+TEST(EnginePolicyTest, DiluTicksVerticalControllersOnlyWhileCoLocatedWorkRuns) {
+  auto perf = testing::MakeFakePerf(absl::Milliseconds(50), absl::Milliseconds(5));
+  SimConfig c = BurstConfig();
+  c.horizon = absl::Seconds(30);  // the series ends at 12 s: 18 idle seconds follow
+  auto policy = core::MakePolicySet("dilu", {}, "burst.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  auto engine =
+      Engine::Create(c, std::move(*policy), "dilu", WorkloadVariant{}, *perf, "b", nullptr);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto r = (*engine)->Run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->functions[0].completed + r->functions[0].dropped, r->functions[0].requests);
+  EXPECT_GT(r->functions[0].completed, 0);
+  // Dilu's 5 ms period over 30 s on up to 4 GPUs would be 24,000 ticks if GPUs ticked whenever
+  // co-located; ticking only while busy keeps it to the busy periods of the first 12 s.
+  EXPECT_GT((*engine)->vertical_ticks(), 0);
+  EXPECT_LT((*engine)->vertical_ticks(), 4 * 12 * 200);
 }
 
 TEST(EnginePolicyTest, UnknownPolicyAndUnknownModelAreErrors) {
