@@ -128,17 +128,17 @@ if ((EMULATED)); then
 fi
 
 rm -rf "$OUT"
-mkdir -p "$OUT"/{bin,shim,raw/launch,raw/share,raw/mem,raw/torch}
+mkdir -p "$OUT"/{bin,shim,raw/launch,raw/probe,raw/share,raw/mem,raw/torch}
 RAW=$OUT/raw
 KIT=$ROOT/tools/gpu
 echo "gpu-validate: compiling tools/gpu into $OUT/bin"
 if ((EMULATED)); then
-  for p in launch_bench mem_limit; do
+  for p in launch_bench mem_limit cost_sampler_probe; do
     "$CXX" -std=c++17 -O2 -I"$CUDA_INC" -o "$OUT/bin/$p" "$KIT/$p.cc" \
       -L"$(dirname "$REAL_DRIVER")" -lcuda || die "$CXX could not build tools/gpu/$p.cc"
   done
 else
-  for p in launch_bench mem_limit; do
+  for p in launch_bench mem_limit cost_sampler_probe; do
     "$NVCC" -std=c++17 -O2 -o "$OUT/bin/$p" "$KIT/$p.cc" -lcuda ||
       die "nvcc could not build tools/gpu/$p.cc"
   done
@@ -186,6 +186,10 @@ for b in "${BENCHES[@]}"; do
     done
   done
 done
+
+# --- 1b. time-token sampler prototype (docs/time-based-tokens.md; no library involved) -------
+echo "gpu-validate: time-token sampler probe"
+run_in baseline "$RAW/probe/cost_sampler.json" "$OUT/bin/cost_sampler_probe"
 
 # --- 2. share accuracy -----------------------------------------------------------------------
 SHARE_DEVICE=cuda

@@ -118,6 +118,25 @@ def launch_section(raw, env, checks):
     return out
 
 
+def probe_section(raw, checks):
+    """The time-token sampler prototype: learned vs true kernel time per shape."""
+    path = os.path.join(raw, "probe", "cost_sampler.json")
+    if not os.path.exists(path):
+        return None
+    rec = first_event(json_lines(path), "cost_sampler_probe")
+    if rec is None:
+        checks.add("sampler probe: completed", False, json.dumps(json_lines(path))[-300:])
+        return {"rc": read_rc(path)}
+    checks.add("sampler probe: no sample dropped", rec["dropped"] == 0, f"dropped {rec['dropped']}")
+    for s in rec["shapes"]:
+        diff = abs(s["estimate_ns"] - s["true_ns"])
+        ok = s["samples"] >= 8 and (diff <= 0.10 * s["true_ns"] or diff <= 2000)
+        checks.add(f"sampler probe: grid {s['grid']} x {s['block_ns']} ns learned within 10 %",
+                   ok, f"{s['samples']} samples, estimate {s['estimate_ns']} ns, "
+                       f"true {s['true_ns']} ns")
+    return {"rc": read_rc(path), **rec}
+
+
 def share_section(raw, checks):
     out = []
     for path in sorted(glob.glob(os.path.join(raw, "share", "*.json"))):
@@ -219,6 +238,18 @@ def markdown(report):
                 f"{fmt(m.get('added_per_launch_p99_ns'))} | {fmt(m['batch_mean_ns_per_launch'], 1)} | "
                 f"{fmt(m.get('added_batch_mean_ns_per_launch'), 1)} | {fmt(m['gpu_ns_per_kernel'])} | "
                 f"{m['reps']} |")
+    p = report.get("sampler_probe")
+    if p and "shapes" in p:
+        lines += ["", "## Time-token sampler prototype (`tools/gpu/cost_sampler_probe`)", "",
+                  f"1 launch in {p['period']:.0f} sampled with an event pair, collected with "
+                  f"cuEventQuery; host ns per launch: sampled median "
+                  f"{p['sampled_launch_ns']['median']} (p99 {p['sampled_launch_ns']['p99']}), "
+                  f"unsampled median {p['unsampled_launch_ns']['median']} "
+                  f"(p99 {p['unsampled_launch_ns']['p99']}).", "",
+                  "| grid | ns per block | samples | learned ns | true ns | relative error |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [f"| {s['grid']} | {s['block_ns']} | {s['samples']} | {s['estimate_ns']} | "
+                  f"{s['true_ns']} | {s['relative_error']:+.3f} |" for s in p["shapes"]]
     lines += ["", "## Share accuracy (`sluice node share-test`)", "",
               "| limits | device | expected | measured | max abs error | exit |",
               "| --- | --- | --- | --- | --- | --- |"]
@@ -270,6 +301,7 @@ def main():
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "environment": env,
         "launch_overhead": launch_section(raw, env, checks),
+        "sampler_probe": probe_section(raw, checks),
         "share_accuracy": share_section(raw, checks),
         "memory_limit": mem_section(raw, args.device_kind, checks),
         "torch": torch_section(raw, checks),
