@@ -32,6 +32,21 @@ std::function<std::unique_ptr<HorizontalScaler>(const FunctionTraits&)> Reactive
   };
 }
 
+// The controller's keys, each within its own range (combinations are checked by the caller).
+absl::StatusOr<PriorityRateConfig> ReadTgsController(ParamReader& r) {
+  PriorityRateConfig c;
+  SLUICE_ASSIGN_OR_RETURN(const double period_ms, r.Double("period_ms", 5, 1e-3, 1e6));
+  c.period = absl::Microseconds(std::llround(period_ms * 1000));
+  SLUICE_ASSIGN_OR_RETURN(c.initial_rate, r.Double("initial_rate", c.initial_rate, 0, 1));
+  SLUICE_ASSIGN_OR_RETURN(c.floor, r.Double("floor", c.floor, 1e-6, 1));
+  SLUICE_ASSIGN_OR_RETURN(c.increase_step, r.Double("increase_step", c.increase_step, 0, 1));
+  SLUICE_ASSIGN_OR_RETURN(c.backoff, r.Double("backoff", c.backoff, 1e-6, 1 - 1e-6));
+  SLUICE_ASSIGN_OR_RETURN(c.tolerance, r.Double("tolerance", c.tolerance, 0, 1 - 1e-6));
+  SLUICE_ASSIGN_OR_RETURN(c.reference_decay,
+                          r.Double("reference_decay", c.reference_decay, 0, 1 - 1e-6));
+  return c;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PolicySet>> MakeFastGsPolicySet(std::span<const PolicyParam> params,
@@ -67,16 +82,7 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeFastGsPolicySet(std::span<const P
 absl::StatusOr<std::unique_ptr<PolicySet>> MakeTgsPolicySet(std::span<const PolicyParam> params,
                                                             const std::string& file) {
   ParamReader r("tgs", params, file);
-  PriorityRateConfig c;
-  SLUICE_ASSIGN_OR_RETURN(const double period_ms, r.Double("period_ms", 5, 1e-3, 1e6));
-  c.period = absl::Microseconds(std::llround(period_ms * 1000));
-  SLUICE_ASSIGN_OR_RETURN(c.initial_rate, r.Double("initial_rate", c.initial_rate, 0, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.floor, r.Double("floor", c.floor, 1e-6, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.increase_step, r.Double("increase_step", c.increase_step, 0, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.backoff, r.Double("backoff", c.backoff, 1e-6, 1 - 1e-6));
-  SLUICE_ASSIGN_OR_RETURN(c.tolerance, r.Double("tolerance", c.tolerance, 0, 1 - 1e-6));
-  SLUICE_ASSIGN_OR_RETURN(c.reference_decay,
-                          r.Double("reference_decay", c.reference_decay, 0, 1 - 1e-6));
+  SLUICE_ASSIGN_OR_RETURN(const PriorityRateConfig c, ReadTgsController(r));
   SLUICE_ASSIGN_OR_RETURN(const absl::Duration keep_alive,
                           r.Seconds("keep_alive_s", absl::Seconds(60), 0, 1e9));
   SLUICE_ASSIGN_OR_RETURN(const absl::Duration drain,

@@ -32,6 +32,30 @@ absl::Status ReadHistogram(ParamReader& r, IdleHistogramConfig& c) {
   return absl::OkStatus();
 }
 
+// Reads the scaler's knobs (histogram included) into `sc`.
+absl::Status ReadScaler(ParamReader& r, HistogramScalerConfig& sc) {
+  SLUICE_RETURN_IF_ERROR(ReadHistogram(r, sc.histogram));
+  SLUICE_ASSIGN_OR_RETURN(
+      sc.fallback_keep_alive,
+      r.Seconds("fallback_keep_alive_s", sc.histogram.bin_width * sc.histogram.bins, 0, 1e9));
+  SLUICE_ASSIGN_OR_RETURN(sc.prewarm_lead, r.Seconds("prewarm_lead_s", sc.prewarm_lead, 0, 1e9));
+  SLUICE_ASSIGN_OR_RETURN(sc.queue_drain, r.Seconds("queue_drain_s", sc.queue_drain, 1e-6, 1e9));
+  return absl::OkStatus();
+}
+
+// A HistogramScaler factory over a validated config.
+std::function<std::unique_ptr<HorizontalScaler>(const FunctionTraits&)> HistogramFactory(
+    const HistogramScalerConfig& sc) {
+  return [sc](const FunctionTraits& f) -> std::unique_ptr<HorizontalScaler> {
+    HistogramScalerConfig cfg = sc;
+    std::tie(cfg.min_instances, cfg.max_instances) = ScalerBounds(f);
+    cfg.capacity_rps = f.capacity_rps;
+    absl::StatusOr<std::unique_ptr<HistogramScaler>> s = HistogramScaler::Create(cfg);
+    SLUICE_CHECK_MSG(s.ok(), s.status().ToString());
+    return std::move(*s);
+  };
+}
+
 // `fixed`: the variant's share basis; nullopt reads it from the `share` key.
 absl::StatusOr<std::unique_ptr<PolicySet>> MakeInfless(std::string name,
                                                        std::optional<ShareBasis> fixed,
@@ -45,12 +69,7 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeInfless(std::string name,
     basis = share == "limit" ? ShareBasis::kLimit : ShareBasis::kRequest;
   }
   HistogramScalerConfig sc;
-  SLUICE_RETURN_IF_ERROR(ReadHistogram(r, sc.histogram));
-  SLUICE_ASSIGN_OR_RETURN(
-      sc.fallback_keep_alive,
-      r.Seconds("fallback_keep_alive_s", sc.histogram.bin_width * sc.histogram.bins, 0, 1e9));
-  SLUICE_ASSIGN_OR_RETURN(sc.prewarm_lead, r.Seconds("prewarm_lead_s", sc.prewarm_lead, 0, 1e9));
-  SLUICE_ASSIGN_OR_RETURN(sc.queue_drain, r.Seconds("queue_drain_s", sc.queue_drain, 1e-6, 1e9));
+  SLUICE_RETURN_IF_ERROR(ReadScaler(r, sc));
   SLUICE_ASSIGN_OR_RETURN(const NodeOrder order, ReadNodeOrder(r));
   SLUICE_RETURN_IF_ERROR(r.Finish());
   if (sc.histogram.prewarm_percentile > sc.histogram.keep_alive_percentile) {
@@ -68,14 +87,7 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeInfless(std::string name,
     const double share = basis == ShareBasis::kLimit ? f.profiled.limit : f.profiled.request;
     return SmQuota{share, share};
   };
-  parts.scaler = [sc](const FunctionTraits& f) -> std::unique_ptr<HorizontalScaler> {
-    HistogramScalerConfig cfg = sc;
-    std::tie(cfg.min_instances, cfg.max_instances) = ScalerBounds(f);
-    cfg.capacity_rps = f.capacity_rps;
-    absl::StatusOr<std::unique_ptr<HistogramScaler>> s = HistogramScaler::Create(cfg);
-    SLUICE_CHECK_MSG(s.ok(), s.status().ToString());
-    return std::move(*s);
-  };
+  parts.scaler = HistogramFactory(sc);
   parts.controller = [](GpuId) {
     return std::make_unique<StaticShareController>();
   };
