@@ -28,6 +28,33 @@ absl::Status CheckPolicy(const PlacementPolicyConfig& p, int name_line, const st
   return core::MakePolicySet(p.name, p.params, file).status();
 }
 
+// One `key: value` of a policy map: name, label or a param for the registry.
+absl::Status ParsePolicyEntry(const YAML::Node& key_node, const YAML::Node& value,
+                              const std::string& file, const std::string& field,
+                              PlacementPolicyConfig& p, int& name_line) {
+  const std::string key = key_node.Scalar();
+  const std::string kfield = JoinField(field, key);
+  if (!key_node.IsScalar())
+    return YamlError(file, key_node, field, "keys must be plain names");
+  if (!value.IsScalar() || value.Scalar().empty()) {
+    return YamlError(file, value, kfield, "must be a single non-empty value");
+  }
+  const bool repeated = std::any_of(p.params.begin(), p.params.end(),
+                                    [&](const core::PolicyParam& q) { return q.key == key; });
+  if (repeated || (key == "name" && !p.name.empty()) || (key == "label" && !p.label.empty())) {
+    return YamlError(file, key_node, kfield, "duplicate field");
+  }
+  if (key == "name") {
+    p.name = value.Scalar();
+    name_line = YamlLine(value);
+  } else if (key == "label") {
+    p.label = value.Scalar();
+  } else {
+    p.params.push_back({key, value.Scalar(), YamlLine(value)});
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PlacementPolicyConfig> ParsePolicy(const YAML::Node& node, const std::string& file,
                                                   const std::string& field) {
   PlacementPolicyConfig p;
@@ -37,26 +64,7 @@ absl::StatusOr<PlacementPolicyConfig> ParsePolicy(const YAML::Node& node, const 
     p.name = node.Scalar();
   } else if (node.IsMap()) {
     for (const auto& kv : node) {
-      const std::string key = kv.first.Scalar();
-      const std::string kfield = JoinField(field, key);
-      if (!kv.first.IsScalar())
-        return YamlError(file, kv.first, field, "keys must be plain names");
-      if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
-        return YamlError(file, kv.second, kfield, "must be a single non-empty value");
-      }
-      const bool repeated = std::any_of(p.params.begin(), p.params.end(),
-                                        [&](const core::PolicyParam& q) { return q.key == key; });
-      if (repeated || (key == "name" && !p.name.empty()) || (key == "label" && !p.label.empty())) {
-        return YamlError(file, kv.first, kfield, "duplicate field");
-      }
-      if (key == "name") {
-        p.name = kv.second.Scalar();
-        name_line = YamlLine(kv.second);
-      } else if (key == "label") {
-        p.label = kv.second.Scalar();
-      } else {
-        p.params.push_back({key, kv.second.Scalar(), YamlLine(kv.second)});
-      }
+      SLUICE_RETURN_IF_ERROR(ParsePolicyEntry(kv.first, kv.second, file, field, p, name_line));
     }
   }
   if (p.name.empty()) {
