@@ -107,6 +107,14 @@ struct Allocation {
   bool charged = false;         // counted against the device capacity
 };
 
+// A physical allocation of the virtual-memory API (cuMemCreate): a memfd that mappings share.
+struct VmmHandle {
+  int fd = -1;
+  size_t size = 0;
+  int mappings = 0;
+  bool released = false;  // freed (fd closed, charge returned) once the last mapping goes
+};
+
 struct Emu {
   std::mutex mu;
   DeviceModel* device = nullptr;
@@ -125,6 +133,10 @@ struct Emu {
   std::unordered_set<CUgraphExec_st*> graph_execs;
   CUmemPoolHandle_st default_pool{true, 0};
   std::map<uintptr_t, Allocation> allocs;  // keyed by base address
+  std::unordered_map<CUmemGenericAllocationHandle, VmmHandle> vmm_handles;  // api_vmm.cc
+  CUmemGenericAllocationHandle next_vmm_handle = 1;
+  std::map<uintptr_t, size_t> reservations;  // cuMemAddressReserve ranges
+  std::map<uintptr_t, CUmemGenericAllocationHandle> vmm_mappings;  // mapped base -> handle
 };
 
 // The process's state; nullptr before a successful cuInit.

@@ -100,6 +100,36 @@ TEST_F(EmulatedApiTest, CapacityHoldsAcrossAllocationPaths) {
   EXPECT_EQ(cuMemPoolDestroy(pool), CUDA_SUCCESS);
 }
 
+TEST_F(EmulatedApiTest, VirtualMemoryChargesUntilReleasedAndUnmapped) {
+  const size_t before = FreeBytes();
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  size_t gran = 0;
+  ASSERT_EQ(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            CUDA_SUCCESS);
+  CUmemGenericAllocationHandle h;
+  EXPECT_EQ(cuMemCreate(&h, gran + 1, &prop, 0), CUDA_ERROR_INVALID_VALUE);  // not granular
+  ASSERT_EQ(cuMemCreate(&h, 2 * gran, &prop, 0), CUDA_SUCCESS);
+  EXPECT_EQ(FreeBytes(), before - 2 * gran);
+  CUdeviceptr va;
+  ASSERT_EQ(cuMemAddressReserve(&va, 2 * gran, 0, 0, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemMap(va, 2 * gran, 0, h, 0), CUDA_SUCCESS);
+  CUmemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  ASSERT_EQ(cuMemSetAccess(va, 2 * gran, &access, 1), CUDA_SUCCESS);
+  const uint32_t in = 0xfeedbeef;
+  uint32_t out = 0;
+  ASSERT_EQ(cuMemcpyHtoD(va + gran, &in, 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(&out, va + gran, 4), CUDA_SUCCESS);
+  EXPECT_EQ(out, in);
+  ASSERT_EQ(cuMemRelease(h), CUDA_SUCCESS);
+  EXPECT_EQ(FreeBytes(), before - 2 * gran);  // still mapped
+  EXPECT_EQ(cuMemAddressFree(va, 2 * gran), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cuMemUnmap(va, 2 * gran), CUDA_SUCCESS);
+  EXPECT_EQ(FreeBytes(), before);
+  EXPECT_EQ(cuMemAddressFree(va, 2 * gran), CUDA_SUCCESS);
+}
+
 TEST_F(EmulatedApiTest, CopiesAndKernelBodiesMoveData) {
   CUdeviceptr d, d2;
   ASSERT_EQ(cuMemAlloc(&d, 64 * sizeof(uint32_t)), CUDA_SUCCESS);
