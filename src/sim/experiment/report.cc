@@ -1,0 +1,224 @@
+// Formatting of RunResults. JSON numbers are written by nlohmann-json (shortest round-trip form),
+// so the same results always give byte-identical text; the determinism tests rely on that.
+#include "sim/experiment/report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status.h"
+
+namespace sluice::sim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+const FunctionConfig* FindFunction(const SimConfig& config, const std::string& name) {
+  for (const FunctionConfig& f : config.functions) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+bool IsTraining(const SimConfig& config, const std::string& name) {
+  const FunctionConfig* f = FindFunction(config, name);
+  return f != nullptr && f->kind == FunctionKind::kTraining;
+}
+
+Json FunctionJson(const SimConfig& config, const FunctionResult& f) {
+  Json j;
+  j["name"] = f.name;
+  j["requests"] = f.requests;
+  j["p50_ms"] = Number(f.p50_ms);
+  j["p95_ms"] = Number(f.p95_ms);
+  j["p99_ms"] = Number(f.p99_ms);
+  j["mean_ms"] = Number(f.mean_ms);
+  j["svr"] = Number(f.svr);
+  j["cold_starts"] = f.cold_starts;
+  j["throughput_rps"] = Number(f.throughput_rps);
+  j["completed"] = f.completed;
+  j["dropped"] = f.dropped;
+  if (IsTraining(config, f.name)) {
+    j["training_iters_per_s"] = Number(f.training_iters_per_s);
+    j["jct_s"] = Number(f.jct_s);
+  }
+  if (f.theory_mean_ms.has_value()) j["theory_mean_ms"] = Number(*f.theory_mean_ms);
+  return j;
+}
+
+// Requests-weighted SLO violation rate over the inference functions of a run.
+double OverallSvr(const RunResult& run) {
+  double violations = 0;
+  int64_t requests = 0;
+  for (const FunctionResult& f : run.functions) {
+    violations += f.svr * static_cast<double>(f.requests);
+    requests += f.requests;
+  }
+  return requests == 0 ? 0 : violations / static_cast<double>(requests);
+}
+
+int64_t TotalColdStarts(const RunResult& run) {
+  int64_t n = 0;
+  for (const FunctionResult& f : run.functions) n += f.cold_starts;
+  return n;
+}
+
+std::string ClusterLine(const SimConfig& config) {
+  int64_t gpus = 0;
+  for (const core::NodeSpec& n : config.cluster.nodes) gpus += n.gpu_count;
+  return absl::StrFormat("%d nodes, %d GPUs", config.cluster.nodes.size(), gpus);
+}
+
+void AppendFunctionRows(const SimConfig& config, const RunResult& run, int width,
+                        std::string& out) {
+  absl::StrAppendFormat(&out, "  %-*s %9s %9s %9s %9s %7s %6s %9s\n", width, "function",
+                        "requests", "p50 ms", "p95 ms", "p99 ms", "SVR %", "cold", "thru rps");
+  for (const FunctionResult& f : run.functions) {
+    if (IsTraining(config, f.name)) {
+      const std::string jct =
+          f.jct_s > 0 ? absl::StrFormat("JCT %.1f s", f.jct_s) : std::string("unfinished");
+      absl::StrAppendFormat(&out, "  %-*s training: %.3f iterations/s, %s, %d cold starts\n",
+                            width, f.name, f.training_iters_per_s, jct, f.cold_starts);
+      continue;
+    }
+    absl::StrAppendFormat(&out, "  %-*s %9d %9.2f %9.2f %9.2f %7.2f %6d %9.2f\n", width, f.name,
+                          f.requests, f.p50_ms, f.p95_ms, f.p99_ms, 100 * f.svr, f.cold_starts,
+                          f.throughput_rps);
+    if (f.dropped > 0) absl::StrAppendFormat(&out, "  %-*s %9d dropped\n", width, "", f.dropped);
+    if (f.theory_mean_ms.has_value()) {
+      absl::StrAppendFormat(&out, "  %-*s mean %.3f ms, M/M/1 theory %.3f ms (%+.2f %%)\n", width,
+                            "", f.mean_ms, *f.theory_mean_ms,
+                            100 * (f.mean_ms / *f.theory_mean_ms - 1));
+    }
+  }
+}
+
+void AppendComparison(std::span<const RunResult> runs, std::string& out) {
+  size_t pw = 6, ww = 8;
+  for (const RunResult& r : runs) {
+    pw = std::max(pw, r.policy.size());
+    ww = std::max(ww, r.workload.size());
+  }
+  const int p = static_cast<int>(pw), w = static_cast<int>(ww);
+  absl::StrAppendFormat(&out, "\nsummary\n  %-*s %-*s %12s %9s %9s %7s %6s\n", p, "policy", w,
+                        "workload", "GPU-seconds", "mean GPUs", "peak GPUs", "SVR %", "cold");
+  for (const RunResult& r : runs) {
+    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %9.2f %9d %7.2f %6d\n", p, r.policy, w,
+                          r.workload, r.gpu_seconds, r.mean_active_gpus, r.peak_active_gpus,
+                          100 * OverallSvr(r), TotalColdStarts(r));
+  }
+}
+
+}  // namespace
+
+Json RunJson(const SimConfig& config, const RunResult& run) {
+  Json j;
+  j["policy"] = run.policy;
+  j["workload"] = run.workload;
+  j["gpu_seconds"] = Number(run.gpu_seconds);
+  j["peak_active_gpus"] = run.peak_active_gpus;
+  j["mean_active_gpus"] = Number(run.mean_active_gpus);
+  j["sm_fragmentation"] = Number(run.sm_fragmentation);
+  j["mem_fragmentation"] = Number(run.mem_fragmentation);
+  j["fgd_fragmentation"] = Number(run.fgd_fragmentation);
+  j["events"] = run.events;
+  Json functions = Json::array();
+  for (const FunctionResult& f : run.functions) functions.push_back(FunctionJson(config, f));
+  j["functions"] = std::move(functions);
+  return j;
+}
+
+Json SummaryJson(const SimConfig& config, std::span<const RunResult> runs) {
+  Json j;
+  j["experiment"] = config.experiment;
+  j["seed"] = config.seed;
+  Json list = Json::array();
+  for (const RunResult& r : runs) list.push_back(RunJson(config, r));
+  j["runs"] = std::move(list);
+  return j;
+}
+
+std::string SummaryJsonText(const SimConfig& config, std::span<const RunResult> runs) {
+  return SummaryJson(config, runs).dump(2) + "\n";
+}
+
+std::string SummaryTable(const SimConfig& config, std::span<const RunResult> runs) {
+  std::string out = absl::StrFormat(
+      "experiment %s: seed %d, horizon %g s, %s, %d functions, %d runs\n", config.experiment,
+      config.seed, absl::ToDoubleSeconds(config.horizon), ClusterLine(config),
+      config.functions.size(), runs.size());
+  size_t width = 8;
+  for (const FunctionConfig& f : config.functions) width = std::max(width, f.name.size());
+  for (const RunResult& r : runs) {
+    absl::StrAppendFormat(&out, "\npolicy %s, workload %s\n", r.policy, r.workload);
+    absl::StrAppendFormat(&out,
+                          "  GPU-seconds %.1f | active GPUs peak %d, mean %.2f | fragmentation "
+                          "SM %.3f, memory %.3f, FGD %.3f | %d events\n",
+                          r.gpu_seconds, r.peak_active_gpus, r.mean_active_gpus,
+                          r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation, r.events);
+    AppendFunctionRows(config, r, static_cast<int>(width), out);
+  }
+  if (runs.size() > 1) AppendComparison(runs, out);
+  return out;
+}
+
+std::string TimelineCsv(const SimConfig& config, const RunResult& run) {
+  std::string out = "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation";
+  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_instances");
+  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_rps");
+  out += "\n";
+  for (const TimelineRow& row : run.timeline) {
+    absl::StrAppendFormat(&out, "%.6f,%d,%.6g,%.6g,%.6g", row.t_s, row.active_gpus,
+                          row.allocated_share, row.sm_fragmentation, row.mem_fragmentation);
+    for (size_t i = 0; i < config.functions.size(); ++i) {
+      absl::StrAppend(&out, ",", i < row.instances.size() ? row.instances[i] : 0);
+    }
+    for (size_t i = 0; i < config.functions.size(); ++i) {
+      absl::StrAppendFormat(&out, ",%.6g", i < row.rps.size() ? row.rps[i] : 0.0);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string TimelineFileName(const RunResult& run) {
+  return absl::StrCat(run.policy, "_", run.workload, "_timeline.csv");
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (out) out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write: ",
+                                                            std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+absl::Status CreateOutputDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status WriteOutputDir(const std::string& dir, const SimConfig& config,
+                            std::span<const RunResult> runs) {
+  SLUICE_RETURN_IF_ERROR(CreateOutputDir(dir));
+  const std::filesystem::path base(dir);
+  SLUICE_RETURN_IF_ERROR(WriteTextFile((base / "summary.json").string(),
+                                       SummaryJsonText(config, runs)));
+  for (const RunResult& r : runs) {
+    SLUICE_RETURN_IF_ERROR(
+        WriteTextFile((base / TimelineFileName(r)).string(), TimelineCsv(config, r)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::sim

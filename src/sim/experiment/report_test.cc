@@ -1,0 +1,168 @@
+// Output formats on hand-made RunResults: the JSON contract's keys and order, the table, CSV
+// timelines and the --out directory.
+#include "sim/experiment/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice::sim {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+SimConfig Config() {
+  SimConfig c;
+  c.experiment = "demo";
+  c.seed = 42;
+  c.cluster = core::ClusterSpec::Uniform(2, core::NodeSpec{});
+  FunctionConfig bert;
+  bert.name = "bert";
+  FunctionConfig train;
+  train.name = "train";
+  train.kind = FunctionKind::kTraining;
+  c.functions = {bert, train};
+  return c;
+}
+
+RunResult MakeRun(const std::string& policy) {
+  RunResult r;
+  r.policy = policy;
+  r.workload = "default";
+  r.gpu_seconds = 1234.5;
+  r.peak_active_gpus = 5;
+  r.mean_active_gpus = 3.25;
+  r.sm_fragmentation = 0.125;
+  r.mem_fragmentation = 0.5;
+  r.events = 999;
+  FunctionResult bert;
+  bert.name = "bert";
+  bert.requests = 1000;
+  bert.completed = 990;
+  bert.dropped = 10;
+  bert.p50_ms = 10;
+  bert.p95_ms = 20;
+  bert.p99_ms = 30;
+  bert.mean_ms = 12;
+  bert.svr = 0.02;
+  bert.cold_starts = 3;
+  bert.throughput_rps = 33;
+  FunctionResult train;
+  train.name = "train";
+  train.training_iters_per_s = 2.5;
+  train.jct_s = 400;
+  r.functions = {bert, train};
+  TimelineRow row;
+  row.t_s = 1;
+  row.active_gpus = 2;
+  row.allocated_share = 1.5;
+  row.instances = {2, 1};
+  row.rps = {30.5, 0};
+  r.timeline = {row, row};
+  r.timeline[1].t_s = 2;
+  return r;
+}
+
+std::vector<std::string> Keys(const nlohmann::ordered_json& j) {
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  return keys;
+}
+
+TEST(ReportTest, JsonFollowsTheContract) {
+  const std::vector<RunResult> runs = {MakeRun("exclusive"), MakeRun("mps-r")};
+  const nlohmann::ordered_json j = SummaryJson(Config(), runs);
+  EXPECT_THAT(Keys(j), ElementsAre("experiment", "seed", "runs"));
+  EXPECT_EQ(j["experiment"], "demo");
+  EXPECT_EQ(j["seed"], 42);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  const auto& run = j["runs"][1];
+  EXPECT_THAT(Keys(run), ElementsAre("policy", "workload", "gpu_seconds", "peak_active_gpus",
+                                     "mean_active_gpus", "sm_fragmentation", "mem_fragmentation",
+                                     "fgd_fragmentation", "events", "functions"));
+  EXPECT_EQ(run["policy"], "mps-r");
+  EXPECT_EQ(run["gpu_seconds"], 1234.5);
+  const auto& bert = run["functions"][0];
+  EXPECT_THAT(Keys(bert), ElementsAre("name", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
+                                      "svr", "cold_starts", "throughput_rps", "completed",
+                                      "dropped"));
+  EXPECT_EQ(bert["svr"], 0.02);
+  const auto& train = run["functions"][1];
+  EXPECT_EQ(train["training_iters_per_s"], 2.5);
+  EXPECT_EQ(train["jct_s"], 400);
+}
+
+TEST(ReportTest, TheoryMeanAppearsOnlyWhenComputedAndNanIsNull) {
+  RunResult r = MakeRun("exclusive");
+  r.functions[0].theory_mean_ms = 20.0;
+  r.functions[0].p99_ms = std::nan("");
+  const nlohmann::ordered_json j = RunJson(Config(), r);
+  EXPECT_EQ(j["functions"][0]["theory_mean_ms"], 20.0);
+  EXPECT_TRUE(j["functions"][0]["p99_ms"].is_null());
+  EXPECT_FALSE(j["functions"][1].contains("theory_mean_ms"));
+  const std::string table = SummaryTable(Config(), std::vector<RunResult>{r});
+  EXPECT_THAT(table, HasSubstr("M/M/1 theory 20.000 ms (-40.00 %)"));
+}
+
+TEST(ReportTest, TextIsDeterministicAndParsesBack) {
+  const std::vector<RunResult> runs = {MakeRun("exclusive")};
+  const std::string a = SummaryJsonText(Config(), runs);
+  EXPECT_EQ(a, SummaryJsonText(Config(), runs));
+  EXPECT_EQ(nlohmann::json::parse(a)["runs"][0]["functions"][0]["requests"], 1000);
+  EXPECT_EQ(a.back(), '\n');
+}
+
+TEST(ReportTest, TableHasOneBlockPerRunAndAComparison) {
+  const std::vector<RunResult> runs = {MakeRun("exclusive"), MakeRun("mps-r")};
+  const std::string t = SummaryTable(Config(), runs);
+  EXPECT_THAT(t, HasSubstr("experiment demo: seed 42"));
+  EXPECT_THAT(t, HasSubstr("2 nodes, 8 GPUs"));
+  EXPECT_THAT(t, HasSubstr("policy mps-r, workload default"));
+  EXPECT_THAT(t, HasSubstr("GPU-seconds 1234.5 | active GPUs peak 5, mean 3.25"));
+  EXPECT_THAT(t, HasSubstr("  bert          1000     10.00     20.00     30.00    2.00      3"));
+  EXPECT_THAT(t, HasSubstr("train    training: 2.500 iterations/s, JCT 400.0 s"));
+  EXPECT_THAT(t, HasSubstr("10 dropped"));
+  EXPECT_THAT(t, HasSubstr("summary"));
+}
+
+TEST(ReportTest, TimelineCsvHasAColumnPerFunction) {
+  const std::string csv = TimelineCsv(Config(), MakeRun("exclusive"));
+  std::istringstream in(csv);
+  std::string header, row1, row2, extra;
+  std::getline(in, header);
+  std::getline(in, row1);
+  std::getline(in, row2);
+  EXPECT_EQ(header,
+            "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,bert_instances,"
+            "train_instances,bert_rps,train_rps");
+  EXPECT_EQ(row1, "1.000000,2,1.5,0,0,2,1,30.5,0");
+  EXPECT_THAT(row2, HasSubstr("2.000000,"));
+  EXPECT_FALSE(std::getline(in, extra));
+  EXPECT_EQ(TimelineFileName(MakeRun("MPS-l")), "MPS-l_default_timeline.csv");
+}
+
+TEST(ReportTest, WriteOutputDirWritesSummaryAndTimelines) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "report_out" / "x";
+  std::filesystem::remove_all(dir);
+  const std::vector<RunResult> runs = {MakeRun("exclusive"), MakeRun("mps-r")};
+  ASSERT_TRUE(WriteOutputDir(dir.string(), Config(), runs).ok());
+  std::ifstream summary(dir / "summary.json");
+  std::stringstream text;
+  text << summary.rdbuf();
+  EXPECT_EQ(text.str(), SummaryJsonText(Config(), runs));
+  EXPECT_TRUE(std::filesystem::exists(dir / "exclusive_default_timeline.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "mps-r_default_timeline.csv"));
+  const absl::Status bad = WriteOutputDir("/proc/no/such/dir", Config(), runs);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.message(), HasSubstr("/proc/no/such/dir"));
+}
+
+}  // namespace
+}  // namespace sluice::sim
