@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "sim/cli/sim_command.h"
+
 namespace sluice::cli {
 
 void RegisterVersion(CLI::App& app, int& exit_code) {
@@ -14,6 +16,7 @@ void RegisterVersion(CLI::App& app, int& exit_code) {
 
 void RegisterAll(CLI::App& app, int& exit_code) {
   RegisterVersion(app, exit_code);
+  sim::RegisterSim(app, exit_code);
 }
 
 }  // namespace sluice::cli

@@ -1,0 +1,127 @@
+// The `sim run` handler. CLI11 (which throws) is confined to RegisterSim; RunSimCommand is plain
+// Status-returning code so that tests call it directly.
+#include "sim/cli/sim_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "core/perf/perf_model.h"
+#include "sim/experiment/experiment_loader.h"
+#include "sim/experiment/experiment_runner.h"
+#include "sim/experiment/report.h"
+#include "sim/placement/placement_config.h"
+#include "sim/placement/placement_experiment.h"
+#include "sim/placement/placement_report.h"
+
+namespace sluice::sim {
+namespace {
+
+absl::Status WriteEventLogs(const std::string& dir, const ExperimentOutput& output) {
+  for (size_t i = 0; i < output.runs.size() && i < output.event_logs.size(); ++i) {
+    const RunResult& r = output.runs[i];
+    const std::string path = (std::filesystem::path(dir) /
+                              absl::StrCat(r.policy, "_", r.workload, "_events.log")).string();
+    SLUICE_RETURN_IF_ERROR(WriteTextFile(path, output.event_logs[i]));
+  }
+  return absl::OkStatus();
+}
+
+// `kind: placement_replay` (src/sim/placement): instance lists replayed through placement only.
+absl::Status RunPlacement(const SimRunOptions& options, std::ostream& out) {
+  if (options.event_log) {
+    return absl::InvalidArgumentError("--event-log is for simulation experiments only");
+  }
+  PlacementRunOptions po;
+  po.seed = options.seed;
+  po.policies = options.policies;
+  po.keep_timeline = !options.out_dir.empty();
+  SLUICE_ASSIGN_OR_RETURN(PlacementReport report, RunPlacementExperiment(options.experiment, po));
+  if (!options.out_dir.empty()) {
+    const std::filesystem::path dir(options.out_dir);
+    SLUICE_RETURN_IF_ERROR(CreateOutputDir(options.out_dir));
+    SLUICE_RETURN_IF_ERROR(
+        WriteTextFile((dir / "summary.json").string(), PlacementReportJsonText(report)));
+    for (const PlacementRunReport& run : report.runs) {
+      SLUICE_RETURN_IF_ERROR(WriteTextFile((dir / PlacementTimelineFileName(run)).string(),
+                                           PlacementTimelineCsv(run)));
+    }
+  }
+  out << (options.json ? PlacementReportJsonText(report) : PlacementReportTable(report));
+  out.flush();
+  return absl::OkStatus();
+}
+
+// Everything but printing the error, so that each failure has one exit path.
+absl::Status Run(const SimRunOptions& options, std::ostream& out) {
+  if (options.event_log && options.out_dir.empty()) {
+    return absl::InvalidArgumentError("--event-log needs --out DIR");
+  }
+  SLUICE_ASSIGN_OR_RETURN(const std::string kind, ReadExperimentKind(options.experiment));
+  if (kind == "placement_replay") return RunPlacement(options, out);
+  const std::unique_ptr<core::PerfModel> perf = core::PerfModel::BuiltIn();
+  SLUICE_ASSIGN_OR_RETURN(SimConfig config, LoadExperiment(options.experiment, *perf));
+  if (options.seed.has_value()) config.seed = *options.seed;
+  SLUICE_RETURN_IF_ERROR(SelectPolicies(options.policies, config));
+  SLUICE_ASSIGN_OR_RETURN(ExperimentOutput output,
+                          RunExperiment(config, *perf, options.experiment, options.event_log));
+  if (!options.out_dir.empty()) {
+    SLUICE_RETURN_IF_ERROR(WriteOutputDir(options.out_dir, config, output.runs));
+    if (options.event_log) SLUICE_RETURN_IF_ERROR(WriteEventLogs(options.out_dir, output));
+  }
+  out << (options.json ? SummaryJsonText(config, output.runs)
+                       : SummaryTable(config, output.runs));
+  out.flush();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return 0;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kDataLoss:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+int RunSimCommand(const SimRunOptions& options, std::ostream& out, std::ostream& err) {
+  const absl::Status status = Run(options, out);
+  if (status.ok()) return 0;
+  err << "sluice sim run: " << status.message() << "\n";
+  err.flush();
+  return ExitCodeFor(status);
+}
+
+void RegisterSim(CLI::App& app, int& exit_code) {
+  CLI::App* sim = app.add_subcommand("sim", "discrete-event simulator");
+  sim->require_subcommand(1);
+  CLI::App* run = sim->add_subcommand("run", "run an experiment YAML under each of its policies");
+  auto options = std::make_shared<SimRunOptions>();  // shared with the callback, which CLI11 copies
+  auto seed = std::make_shared<int64_t>(0);  // signed so that CLI11 rejects "-4"
+  run->add_option("experiment", options->experiment, "experiment YAML file")->required();
+  CLI::Option* seed_opt = run->add_option("--seed", *seed, "random seed (overrides the file's)")
+                              ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
+  run->add_flag("--json", options->json, "print the JSON summary instead of the table");
+  run->add_option("--out", options->out_dir, "write summary.json and CSV timelines here");
+  run->add_option("--policy", options->policies, "run only this policy (label or name); repeat");
+  run->add_flag("--event-log", options->event_log, "with --out: write each run's event log");
+  run->callback([options, seed, seed_opt, &exit_code] {
+    SimRunOptions o = *options;
+    if (seed_opt->count() > 0) o.seed = static_cast<uint64_t>(*seed);
+    exit_code = RunSimCommand(o, std::cout, std::cerr);
+  });
+}
+
+}  // namespace sluice::sim

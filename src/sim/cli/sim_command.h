@@ -1,0 +1,47 @@
+// `sluice sim run EXPERIMENT.yaml [--seed N] [--json] [--out DIR] [--policy NAME]...
+// [--event-log]`: loads an experiment, runs every (workload x policy) pair in the simulator and
+// prints a table (or the JSON summary). Files with `kind: placement_replay` go to the placement
+// replay (src/sim/placement) instead. Registered by src/cli/commands.cc. Exit codes: 0 ok,
+// 2 bad input (message names file:line: field), 1 other failures. Not thread-safe (one call at a
+// time per output stream).
+#ifndef SLUICE_SIM_CLI_SIM_COMMAND_H_
+#define SLUICE_SIM_CLI_SIM_COMMAND_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sluice::sim {
+
+struct SimRunOptions {
+  std::string experiment;              // path of the YAML file
+  std::optional<uint64_t> seed;        // overrides the file's seed
+  bool json = false;                   // print the JSON summary instead of the table
+  std::string out_dir;                 // when set: summary.json and CSV timelines go here
+  std::vector<std::string> policies;   // run only these (label or registry name)
+  bool event_log = false;              // with out_dir: <policy>_<workload>_events.log per run
+};
+
+// Runs the command: the report goes to `out`, errors to `err` as one line each. Returns the
+// process exit code.
+int RunSimCommand(const SimRunOptions& options, std::ostream& out, std::ostream& err);
+
+// The exit code for a failed status: 2 for bad input (InvalidArgument, NotFound, OutOfRange,
+// DataLoss: a malformed or missing input file), 1 otherwise. 0 for OK.
+int ExitCodeFor(const absl::Status& status);
+
+// Adds the `sim` command group (`sim run`) to `app`; the handler stores its exit code in
+// `exit_code`, which must outlive app.parse().
+void RegisterSim(CLI::App& app, int& exit_code);
+
+}  // namespace sluice::sim
+
+#endif  // SLUICE_SIM_CLI_SIM_COMMAND_H_
