@@ -61,7 +61,8 @@ class CostEstimate {
     window_[count_ % 4] = ns;
     ++count_;
     int64_t low = window_[0];
-    for (int i = 1; i < 4 && i < count_; ++i) low = std::min(low, window_[i]);
+    for (int i = 1; i < 4 && i < count_; ++i)
+      low = std::min(low, window_[i]);
     cost_ = count_ == 1 ? ns : cost_ + (low - cost_) / 8;
   }
   int64_t cost() const { return cost_; }
@@ -94,7 +95,8 @@ class Sampler {
   // True when this launch should be sampled: geometric intervals with mean `period`, so the
   // choice cannot alias with a loop of a fixed number of kernels.
   bool Due() {
-    if (--countdown_ > 0) return false;
+    if (--countdown_ > 0)
+      return false;
     countdown_ = Draw();
     return true;
   }
@@ -114,7 +116,8 @@ class Sampler {
     while (!flight_.empty() && max_queries-- > 0) {
       const Pending p = flight_.front();
       const CUresult r = cuEventQuery(p.end);
-      if (r == CUDA_ERROR_NOT_READY) return;  // later pairs on the stream are not done either
+      if (r == CUDA_ERROR_NOT_READY)
+        return;  // later pairs on the stream are not done either
       float ms = 0;
       if (r == CUDA_SUCCESS && cuEventElapsedTime(&ms, p.start, p.end) == CUDA_SUCCESS) {
         estimates_[size_t(p.key)].Add(static_cast<int64_t>(ms * 1e6));
@@ -159,8 +162,8 @@ struct Launch {
 
 // The mixed workload: shapes in a seeded random order; the workload (not the sampler)
 // synchronises every 32 launches so the launch queue never fills and blocks a launch.
-void RunMix(const Launch& launch, const std::vector<Shape>& shapes, int launches,
-            Sampler& sampler, std::vector<int64_t>* sampled, std::vector<int64_t>* unsampled) {
+void RunMix(const Launch& launch, const std::vector<Shape>& shapes, int launches, Sampler& sampler,
+            std::vector<int64_t>* sampled, std::vector<int64_t>* unsampled) {
   uint64_t rng = 42;
   for (int i = 0; i < launches; ++i) {
     rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -179,7 +182,8 @@ void RunMix(const Launch& launch, const std::vector<Shape>& shapes, int launches
       CHECK_CU(launch(shapes[size_t(key)]));
       unsampled->push_back(sluice_kit::NowNs() - t0);
     }
-    if (i % 32 == 31) CHECK_CU(cuStreamSynchronize(launch.stream));
+    if (i % 32 == 31)
+      CHECK_CU(cuStreamSynchronize(launch.stream));
   }
   CHECK_CU(cuStreamSynchronize(launch.stream));
   sampler.Poll(1 << 30);
@@ -217,7 +221,8 @@ std::string ShapesJson(const Launch& launch, const std::vector<Shape>& shapes,
                   "%s{\"grid\":%u,\"block_ns\":%llu,\"samples\":%d,\"estimate_ns\":%lld,"
                   "\"true_ns\":%lld,\"relative_error\":%.4f}",
                   k ? "," : "", shapes[k].grid, static_cast<unsigned long long>(shapes[k].block_ns),
-                  e.samples(), static_cast<long long>(e.cost()), static_cast<long long>(truth), err);
+                  e.samples(), static_cast<long long>(e.cost()), static_cast<long long>(truth),
+                  err);
     out += buf;
   }
   return out + "]";
@@ -230,9 +235,12 @@ int main(int argc, char** argv) {
   double period = 16;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--launches") launches = std::atoi(argv[i + 1]);
-    else if (a == "--period") period = std::atof(argv[i + 1]);
-    else launches = 0;
+    if (a == "--launches")
+      launches = std::atoi(argv[i + 1]);
+    else if (a == "--period")
+      period = std::atof(argv[i + 1]);
+    else
+      launches = 0;
   }
   if (argc % 2 == 0 || launches <= 0 || period < 1) {
     std::fprintf(stderr, "usage: cost_sampler_probe [--launches N] [--period P]\n");
@@ -255,21 +263,22 @@ int main(int argc, char** argv) {
   CHECK_CU(cuStreamCreate(&launch.stream, CU_STREAM_NON_BLOCKING));
   const unsigned n = static_cast<unsigned>(sms);
   // Few long blocks, a GPU-wide wave, several short waves, a tiny kernel, two long waves.
-  const std::vector<Shape> shapes = {{1, 200000}, {n, 20000}, {4 * n, 5000}, {1, 5000},
-                                     {2 * n, 50000}};
+  const std::vector<Shape> shapes = {
+      {1, 200000}, {n, 20000}, {4 * n, 5000}, {1, 5000}, {2 * n, 50000}};
   Sampler sampler(static_cast<int>(shapes.size()), 64, period);
   std::vector<int64_t> sampled, unsampled;
   RunMix(launch, shapes, launches, sampler, &sampled, &unsampled);
   const std::string shapes_json = ShapesJson(launch, shapes, sampler);
-  std::printf("{\"event\":\"cost_sampler_probe\",\"device\":%s,\"sm_count\":%d,"
-              "\"launches\":%d,\"period\":%.1f,\"sampled_launch_ns\":%s,"
-              "\"unsampled_launch_ns\":%s,\"pool_empty\":%lld,\"dropped\":%lld,"
-              "\"shapes\":%s}\n",
-              sluice_kit::JsonString(name).c_str(), sms, launches, period,
-              sluice_kit::SummaryJson(sluice_kit::Summarize(sampled)).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(unsampled)).c_str(),
-              static_cast<long long>(sampler.pool_empty()),
-              static_cast<long long>(sampler.dropped()), shapes_json.c_str());
+  std::printf(
+      "{\"event\":\"cost_sampler_probe\",\"device\":%s,\"sm_count\":%d,"
+      "\"launches\":%d,\"period\":%.1f,\"sampled_launch_ns\":%s,"
+      "\"unsampled_launch_ns\":%s,\"pool_empty\":%lld,\"dropped\":%lld,"
+      "\"shapes\":%s}\n",
+      sluice_kit::JsonString(name).c_str(), sms, launches, period,
+      sluice_kit::SummaryJson(sluice_kit::Summarize(sampled)).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(unsampled)).c_str(),
+      static_cast<long long>(sampler.pool_empty()), static_cast<long long>(sampler.dropped()),
+      shapes_json.c_str());
   CHECK_CU(cuStreamDestroy(launch.stream));
   CHECK_CU(cuModuleUnload(module));
   CHECK_CU(cuDevicePrimaryCtxRelease(dev));

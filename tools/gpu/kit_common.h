@@ -32,14 +32,16 @@ struct Summary {
 // Sorts `v` in place.
 inline Summary Summarize(std::vector<int64_t>& v) {
   Summary s;
-  if (v.empty()) return s;
+  if (v.empty())
+    return s;
   std::sort(v.begin(), v.end());
   const auto rank = [&v](double q) {
     size_t i = static_cast<size_t>(q * static_cast<double>(v.size()));
     return v[std::min(i, v.size() - 1)];
   };
   double sum = 0;
-  for (int64_t x : v) sum += static_cast<double>(x);
+  for (int64_t x : v)
+    sum += static_cast<double>(x);
   s.count = static_cast<int64_t>(v.size());
   s.mean = sum / static_cast<double>(v.size());
   s.min = v.front();
@@ -90,13 +92,16 @@ struct Mapped {
 inline Mapped MappedLibraries() {
   Mapped m;
   FILE* f = std::fopen("/proc/self/maps", "r");
-  if (f == nullptr) return m;
+  if (f == nullptr)
+    return m;
   char line[4096];
   while (std::fgets(line, sizeof(line), f) != nullptr) {
     const char* path = std::strchr(line, '/');
-    if (path == nullptr) continue;
+    if (path == nullptr)
+      continue;
     std::string p(path);
-    while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+    while (!p.empty() && (p.back() == '\n' || p.back() == ' '))
+      p.pop_back();
     if (p.find("libsluice_cuda") != std::string::npos) {
       m.intercept = p;
     } else if (p.find("libcuda.so") != std::string::npos &&

@@ -35,26 +35,32 @@ struct Options {
   unsigned grid = 1;
 };
 
-#define CHECK_CU(call)                                                                        \
-  do {                                                                                        \
-    CUresult r_ = (call);                                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                                 \
-      std::printf("{\"event\":\"error\",\"call\":%s,\"code\":%d}\n",                          \
-                  sluice_kit::JsonString(#call).c_str(), static_cast<int>(r_));               \
-      std::exit(1);                                                                           \
-    }                                                                                         \
+#define CHECK_CU(call)                                                          \
+  do {                                                                          \
+    CUresult r_ = (call);                                                       \
+    if (r_ != CUDA_SUCCESS) {                                                   \
+      std::printf("{\"event\":\"error\",\"call\":%s,\"code\":%d}\n",            \
+                  sluice_kit::JsonString(#call).c_str(), static_cast<int>(r_)); \
+      std::exit(1);                                                             \
+    }                                                                           \
   } while (0)
 
 bool Parse(int argc, char** argv, Options* o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = argv[i + 1];
-    if (a == "--entry") o->entry = v;
-    else if (a == "--launches") o->launches = std::atoi(v);
-    else if (a == "--batch") o->batch = std::atoi(v);
-    else if (a == "--warmup") o->warmup = std::atoi(v);
-    else if (a == "--grid") o->grid = static_cast<unsigned>(std::atoi(v));
-    else return false;
+    if (a == "--entry")
+      o->entry = v;
+    else if (a == "--launches")
+      o->launches = std::atoi(v);
+    else if (a == "--batch")
+      o->batch = std::atoi(v);
+    else if (a == "--warmup")
+      o->warmup = std::atoi(v);
+    else if (a == "--grid")
+      o->grid = static_cast<unsigned>(std::atoi(v));
+    else
+      return false;
   }
   return argc % 2 == 1 && (o->entry == "kernel" || o->entry == "ex") && o->launches > 0 &&
          o->batch > 0 && o->warmup >= 0 && o->grid > 0;
@@ -67,7 +73,8 @@ struct Launcher {
   bool ex;
 
   CUresult operator()() const {
-    if (!ex) return cuLaunchKernel(fn, grid, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr);
+    if (!ex)
+      return cuLaunchKernel(fn, grid, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr);
     CUlaunchConfig config = {};
     config.gridDimX = grid;
     config.gridDimY = config.gridDimZ = 1;
@@ -112,7 +119,8 @@ void TimeBatches(const Launcher& launch, const Options& o, std::vector<int64_t>*
   for (int done = 0; done < o.launches; done += o.batch) {
     CHECK_CU(cuEventRecord(start, launch.stream));
     const int64_t t0 = sluice_kit::NowNs();
-    for (int i = 0; i < o.batch; ++i) CHECK_CU(launch());
+    for (int i = 0; i < o.batch; ++i)
+      CHECK_CU(launch());
     const int64_t t1 = sluice_kit::NowNs();
     CHECK_CU(cuEventRecord(stop, launch.stream));
     CHECK_CU(cuEventSynchronize(stop));
@@ -130,8 +138,9 @@ void TimeBatches(const Launcher& launch, const Options& o, std::vector<int64_t>*
 int main(int argc, char** argv) {
   Options o;
   if (!Parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: launch_bench [--entry kernel|ex] [--launches N] [--batch B] "
-                         "[--warmup W] [--grid G]\n");
+    std::fprintf(stderr,
+                 "usage: launch_bench [--entry kernel|ex] [--launches N] [--batch B] "
+                 "[--warmup W] [--grid G]\n");
     return 2;
   }
   CHECK_CU(cuInit(0));
@@ -151,7 +160,8 @@ int main(int argc, char** argv) {
   CHECK_CU(cuStreamCreate(&launch.stream, CU_STREAM_NON_BLOCKING));
   launch.grid = o.grid;
   launch.ex = o.entry == "ex";
-  for (int i = 0; i < o.warmup; ++i) CHECK_CU(launch());
+  for (int i = 0; i < o.warmup; ++i)
+    CHECK_CU(launch());
   CHECK_CU(cuStreamSynchronize(launch.stream));
 
   const sluice_kit::Summary clock = ClockOverhead();
@@ -159,19 +169,18 @@ int main(int argc, char** argv) {
   std::vector<int64_t> batch_host, batch_gpu;
   TimeBatches(launch, o, &batch_host, &batch_gpu);
   const std::string device = name;
-  std::printf("{\"event\":\"launch_bench\",\"api\":\"driver\",\"entry\":\"%s\",\"device\":%s,"
-              "\"emulated\":%s,\"driver_version\":%d,\"grid\":%u,\"launches\":%d,\"batch\":%d,"
-              "\"clock_overhead_ns\":%s,\"per_launch_ns\":%s,\"batch_host_ns_per_launch\":%s,"
-              "\"batch_gpu_ns_per_kernel\":%s,\"mapped\":%s}\n",
-              launch.ex ? "cuLaunchKernelEx" : "cuLaunchKernel",
-              sluice_kit::JsonString(device).c_str(),
-              device.find("Sluice Emulated") != std::string::npos ? "true" : "false",
-              driver_version, o.grid, o.launches, o.batch,
-              sluice_kit::SummaryJson(clock).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(each)).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(batch_host)).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(batch_gpu)).c_str(),
-              sluice_kit::MappedJson(sluice_kit::MappedLibraries()).c_str());
+  std::printf(
+      "{\"event\":\"launch_bench\",\"api\":\"driver\",\"entry\":\"%s\",\"device\":%s,"
+      "\"emulated\":%s,\"driver_version\":%d,\"grid\":%u,\"launches\":%d,\"batch\":%d,"
+      "\"clock_overhead_ns\":%s,\"per_launch_ns\":%s,\"batch_host_ns_per_launch\":%s,"
+      "\"batch_gpu_ns_per_kernel\":%s,\"mapped\":%s}\n",
+      launch.ex ? "cuLaunchKernelEx" : "cuLaunchKernel", sluice_kit::JsonString(device).c_str(),
+      device.find("Sluice Emulated") != std::string::npos ? "true" : "false", driver_version,
+      o.grid, o.launches, o.batch, sluice_kit::SummaryJson(clock).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(each)).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(batch_host)).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(batch_gpu)).c_str(),
+      sluice_kit::MappedJson(sluice_kit::MappedLibraries()).c_str());
   CHECK_CU(cuStreamDestroy(launch.stream));
   CHECK_CU(cuModuleUnload(module));
   CHECK_CU(cuDevicePrimaryCtxRelease(dev));

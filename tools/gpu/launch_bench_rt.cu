@@ -27,27 +27,33 @@ struct Options {
   unsigned grid = 1;
 };
 
-#define CHECK_RT(call)                                                                \
-  do {                                                                                \
-    cudaError_t r_ = (call);                                                          \
-    if (r_ != cudaSuccess) {                                                          \
-      std::printf("{\"event\":\"error\",\"call\":%s,\"code\":%d,\"message\":%s}\n",   \
-                  sluice_kit::JsonString(#call).c_str(), static_cast<int>(r_),        \
-                  sluice_kit::JsonString(cudaGetErrorString(r_)).c_str());            \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_RT(call)                                                              \
+  do {                                                                              \
+    cudaError_t r_ = (call);                                                        \
+    if (r_ != cudaSuccess) {                                                        \
+      std::printf("{\"event\":\"error\",\"call\":%s,\"code\":%d,\"message\":%s}\n", \
+                  sluice_kit::JsonString(#call).c_str(), static_cast<int>(r_),      \
+                  sluice_kit::JsonString(cudaGetErrorString(r_)).c_str());          \
+      std::exit(1);                                                                 \
+    }                                                                               \
   } while (0)
 
 bool Parse(int argc, char** argv, Options* o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = argv[i + 1];
-    if (a == "--entry") o->entry = v;
-    else if (a == "--launches") o->launches = std::atoi(v);
-    else if (a == "--batch") o->batch = std::atoi(v);
-    else if (a == "--warmup") o->warmup = std::atoi(v);
-    else if (a == "--grid") o->grid = static_cast<unsigned>(std::atoi(v));
-    else return false;
+    if (a == "--entry")
+      o->entry = v;
+    else if (a == "--launches")
+      o->launches = std::atoi(v);
+    else if (a == "--batch")
+      o->batch = std::atoi(v);
+    else if (a == "--warmup")
+      o->warmup = std::atoi(v);
+    else if (a == "--grid")
+      o->grid = static_cast<unsigned>(std::atoi(v));
+    else
+      return false;
   }
   return argc % 2 == 1 && (o->entry == "kernel" || o->entry == "graph") && o->launches > 0 &&
          o->batch > 0 && o->warmup >= 0 && o->grid > 0;
@@ -59,7 +65,8 @@ struct Launcher {
   unsigned grid = 1;
 
   cudaError_t operator()() const {
-    if (exec != nullptr) return cudaGraphLaunch(exec, stream);
+    if (exec != nullptr)
+      return cudaGraphLaunch(exec, stream);
     Noop<<<grid, 1, 0, stream>>>();
     return cudaGetLastError();
   }
@@ -87,7 +94,8 @@ void TimeBatches(const Launcher& launch, const Options& o, std::vector<int64_t>*
   for (int done = 0; done < o.launches; done += o.batch) {
     CHECK_RT(cudaEventRecord(start, launch.stream));
     const int64_t t0 = sluice_kit::NowNs();
-    for (int i = 0; i < o.batch; ++i) CHECK_RT(launch());
+    for (int i = 0; i < o.batch; ++i)
+      CHECK_RT(launch());
     const int64_t t1 = sluice_kit::NowNs();
     CHECK_RT(cudaEventRecord(stop, launch.stream));
     CHECK_RT(cudaEventSynchronize(stop));
@@ -118,8 +126,9 @@ cudaGraphExec_t CaptureGraph(cudaStream_t stream, unsigned grid) {
 int main(int argc, char** argv) {
   Options o;
   if (!Parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: launch_bench_rt [--entry kernel|graph] [--launches N] "
-                         "[--batch B] [--warmup W] [--grid G]\n");
+    std::fprintf(stderr,
+                 "usage: launch_bench_rt [--entry kernel|graph] [--launches N] "
+                 "[--batch B] [--warmup W] [--grid G]\n");
     return 2;
   }
   cudaDeviceProp prop;
@@ -131,24 +140,28 @@ int main(int argc, char** argv) {
   Launcher launch;
   launch.grid = o.grid;
   CHECK_RT(cudaStreamCreateWithFlags(&launch.stream, cudaStreamNonBlocking));
-  if (o.entry == "graph") launch.exec = CaptureGraph(launch.stream, o.grid);
-  for (int i = 0; i < o.warmup; ++i) CHECK_RT(launch());
+  if (o.entry == "graph")
+    launch.exec = CaptureGraph(launch.stream, o.grid);
+  for (int i = 0; i < o.warmup; ++i)
+    CHECK_RT(launch());
   CHECK_RT(cudaStreamSynchronize(launch.stream));
 
   std::vector<int64_t> each = TimeEachLaunch(launch, o);
   std::vector<int64_t> batch_host, batch_gpu;
   TimeBatches(launch, o, &batch_host, &batch_gpu);
-  std::printf("{\"event\":\"launch_bench\",\"api\":\"runtime\",\"entry\":\"%s\",\"device\":%s,"
-              "\"emulated\":false,\"driver_version\":%d,\"runtime_version\":%d,\"grid\":%u,"
-              "\"launches\":%d,\"batch\":%d,\"per_launch_ns\":%s,"
-              "\"batch_host_ns_per_launch\":%s,\"batch_gpu_ns_per_kernel\":%s,\"mapped\":%s}\n",
-              launch.exec != nullptr ? "cudaGraphLaunch" : "cudaLaunchKernel",
-              sluice_kit::JsonString(prop.name).c_str(), driver_version, runtime_version, o.grid,
-              o.launches, o.batch, sluice_kit::SummaryJson(sluice_kit::Summarize(each)).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(batch_host)).c_str(),
-              sluice_kit::SummaryJson(sluice_kit::Summarize(batch_gpu)).c_str(),
-              sluice_kit::MappedJson(sluice_kit::MappedLibraries()).c_str());
-  if (launch.exec != nullptr) CHECK_RT(cudaGraphExecDestroy(launch.exec));
+  std::printf(
+      "{\"event\":\"launch_bench\",\"api\":\"runtime\",\"entry\":\"%s\",\"device\":%s,"
+      "\"emulated\":false,\"driver_version\":%d,\"runtime_version\":%d,\"grid\":%u,"
+      "\"launches\":%d,\"batch\":%d,\"per_launch_ns\":%s,"
+      "\"batch_host_ns_per_launch\":%s,\"batch_gpu_ns_per_kernel\":%s,\"mapped\":%s}\n",
+      launch.exec != nullptr ? "cudaGraphLaunch" : "cudaLaunchKernel",
+      sluice_kit::JsonString(prop.name).c_str(), driver_version, runtime_version, o.grid,
+      o.launches, o.batch, sluice_kit::SummaryJson(sluice_kit::Summarize(each)).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(batch_host)).c_str(),
+      sluice_kit::SummaryJson(sluice_kit::Summarize(batch_gpu)).c_str(),
+      sluice_kit::MappedJson(sluice_kit::MappedLibraries()).c_str());
+  if (launch.exec != nullptr)
+    CHECK_RT(cudaGraphExecDestroy(launch.exec));
   CHECK_RT(cudaStreamDestroy(launch.stream));
   return 0;
 }

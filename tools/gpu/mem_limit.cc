@@ -38,16 +38,22 @@ struct Options {
 };
 
 bool Parse(int argc, char** argv, Options* o) {
-  if (const char* env = std::getenv("SLUICE_MEM_LIMIT_BYTES")) o->limit = std::atoll(env);
+  if (const char* env = std::getenv("SLUICE_MEM_LIMIT_BYTES"))
+    o->limit = std::atoll(env);
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--limit-bytes") o->limit = std::atoll(argv[i + 1]);
-    else if (a == "--chunk-bytes") o->chunk = std::atoll(argv[i + 1]);
-    else if (a == "--paths") o->paths = argv[i + 1];
-    else return false;
+    if (a == "--limit-bytes")
+      o->limit = std::atoll(argv[i + 1]);
+    else if (a == "--chunk-bytes")
+      o->chunk = std::atoll(argv[i + 1]);
+    else if (a == "--paths")
+      o->paths = argv[i + 1];
+    else
+      return false;
   }
   // Default chunk: about a seventh of the limit in whole MiB, so the limit is not a multiple.
-  if (o->chunk == 0) o->chunk = std::max<int64_t>(2 * kMiB, (o->limit / 7) / kMiB * kMiB);
+  if (o->chunk == 0)
+    o->chunk = std::max<int64_t>(2 * kMiB, (o->limit / 7) / kMiB * kMiB);
   return argc % 2 == 1 && o->limit > 0 && o->chunk > 0;
 }
 
@@ -67,7 +73,9 @@ struct Outcome {
   std::string detail;
 };
 
-int64_t RoundUp(int64_t x, int64_t g) { return (x + g - 1) / g * g; }
+int64_t RoundUp(int64_t x, int64_t g) {
+  return (x + g - 1) / g * g;
+}
 
 int64_t FreeBytes() {
   size_t free_bytes = 0, total = 0;
@@ -85,30 +93,42 @@ Outcome Exercise(const Path& p, const Options& o) {
   while (static_cast<int>(handles.size()) < max_chunks) {
     uint64_t h = 0;
     err = p.alloc(r.chunk, &h);
-    if (err != CUDA_SUCCESS) break;
+    if (err != CUDA_SUCCESS)
+      break;
     handles.push_back(h);
     r.allocated += r.chunk;
   }
   r.chunks = static_cast<int>(handles.size());
   r.error = static_cast<int>(err);
   r.free_at_peak = FreeBytes();
-  for (uint64_t h : handles) CHECK_CU(p.free(h));
-  if (p.settle) p.settle();
+  for (uint64_t h : handles)
+    CHECK_CU(p.free(h));
+  if (p.settle)
+    p.settle();
   uint64_t big = 0;
   const CUresult over = p.alloc(RoundUp(o.limit + 1, p.granularity), &big);
   r.oversize_error = static_cast<int>(over);
-  if (over == CUDA_SUCCESS) CHECK_CU(p.free(big));
-  if (p.settle) p.settle();
+  if (over == CUDA_SUCCESS)
+    CHECK_CU(p.free(big));
+  if (p.settle)
+    p.settle();
   r.free_after = FreeBytes();
   std::vector<std::string> why;
-  if (err != CUDA_ERROR_OUT_OF_MEMORY) why.push_back("limit not hit with OUT_OF_MEMORY");
-  if (r.allocated > o.limit) why.push_back("allocated past the limit");
-  if (r.allocated + r.chunk <= o.limit) why.push_back("stopped a whole chunk below the limit");
-  if (r.free_at_peak > o.limit - r.allocated) why.push_back("cuMemGetInfo free above limit-used");
-  if (over != CUDA_ERROR_OUT_OF_MEMORY) why.push_back("oversize allocation not refused");
-  if (r.free_after <= r.free_at_peak && r.allocated > 0) why.push_back("frees not returned");
+  if (err != CUDA_ERROR_OUT_OF_MEMORY)
+    why.push_back("limit not hit with OUT_OF_MEMORY");
+  if (r.allocated > o.limit)
+    why.push_back("allocated past the limit");
+  if (r.allocated + r.chunk <= o.limit)
+    why.push_back("stopped a whole chunk below the limit");
+  if (r.free_at_peak > o.limit - r.allocated)
+    why.push_back("cuMemGetInfo free above limit-used");
+  if (over != CUDA_ERROR_OUT_OF_MEMORY)
+    why.push_back("oversize allocation not refused");
+  if (r.free_after <= r.free_at_peak && r.allocated > 0)
+    why.push_back("frees not returned");
   r.pass = why.empty();
-  for (const std::string& w : why) r.detail += (r.detail.empty() ? "" : "; ") + w;
+  for (const std::string& w : why)
+    r.detail += (r.detail.empty() ? "" : "; ") + w;
   return r;
 }
 
@@ -125,13 +145,14 @@ Fn Proc(const char* name) {
 }
 
 void Report(const std::string& name, const Outcome& r, const Options& o) {
-  std::printf("{\"event\":\"mem_path\",\"path\":\"%s\",\"status\":\"%s\",\"limit_bytes\":%lld,"
-              "\"chunk_bytes\":%lld,\"chunks\":%d,\"allocated_bytes\":%lld,\"error\":%d,"
-              "\"oversize_error\":%d,\"free_at_peak\":%lld,\"free_after\":%lld,\"detail\":%s}\n",
-              name.c_str(), r.pass ? "pass" : "fail", static_cast<long long>(o.limit),
-              static_cast<long long>(r.chunk), r.chunks, static_cast<long long>(r.allocated),
-              r.error, r.oversize_error, static_cast<long long>(r.free_at_peak),
-              static_cast<long long>(r.free_after), sluice_kit::JsonString(r.detail).c_str());
+  std::printf(
+      "{\"event\":\"mem_path\",\"path\":\"%s\",\"status\":\"%s\",\"limit_bytes\":%lld,"
+      "\"chunk_bytes\":%lld,\"chunks\":%d,\"allocated_bytes\":%lld,\"error\":%d,"
+      "\"oversize_error\":%d,\"free_at_peak\":%lld,\"free_after\":%lld,\"detail\":%s}\n",
+      name.c_str(), r.pass ? "pass" : "fail", static_cast<long long>(o.limit),
+      static_cast<long long>(r.chunk), r.chunks, static_cast<long long>(r.allocated), r.error,
+      r.oversize_error, static_cast<long long>(r.free_at_peak),
+      static_cast<long long>(r.free_after), sluice_kit::JsonString(r.detail).c_str());
 }
 
 void ReportUnsupported(const std::string& name, const std::string& why) {
@@ -157,7 +178,9 @@ CUmemAllocationProp DeviceProp(CUdevice dev) {
   return prop;
 }
 
-uint64_t Handle(CUdeviceptr p) { return static_cast<uint64_t>(p); }
+uint64_t Handle(CUdeviceptr p) {
+  return static_cast<uint64_t>(p);
+}
 
 void RunStreamOrdered(CUdevice dev, const Options& o, bool own_pool, bool* all_pass) {
   CUstream stream;
@@ -179,12 +202,17 @@ void RunStreamOrdered(CUdevice dev, const Options& o, bool own_pool, bool* all_p
     *h = Handle(d);
     return r;
   };
-  p.free = [&](uint64_t h) { return cuMemFreeAsync(static_cast<CUdeviceptr>(h), stream); };
-  p.settle = [&] { CHECK_CU(cuStreamSynchronize(stream)); };
+  p.free = [&](uint64_t h) {
+    return cuMemFreeAsync(static_cast<CUdeviceptr>(h), stream);
+  };
+  p.settle = [&] {
+    CHECK_CU(cuStreamSynchronize(stream));
+  };
   const Outcome r = Exercise(p, o);
   Report(p.name, r, o);
   *all_pass &= r.pass;
-  if (pool != nullptr) CHECK_CU(cuMemPoolDestroy(pool));
+  if (pool != nullptr)
+    CHECK_CU(cuMemPoolDestroy(pool));
   CHECK_CU(cuStreamDestroy(stream));
 }
 
@@ -208,7 +236,9 @@ void RunMemCreate(CUdevice dev, const Options& o, bool* all_pass) {
     *h = static_cast<uint64_t>(handle);
     return r;
   };
-  p.free = [&](uint64_t h) { return release(static_cast<CUmemGenericAllocationHandle>(h)); };
+  p.free = [&](uint64_t h) {
+    return release(static_cast<CUmemGenericAllocationHandle>(h));
+  };
   const Outcome r = Exercise(p, o);
   Report(p.name, r, o);
   *all_pass &= r.pass;
@@ -220,13 +250,13 @@ bool CheckInfo(CUdevice dev, const Options& o) {
   CHECK_CU(cuDeviceTotalMem(&device_total, dev));
   CHECK_CU(cuMemGetInfo(&free_bytes, &total));
   const int64_t expected = std::min<int64_t>(o.limit, static_cast<int64_t>(device_total));
-  const bool pass = static_cast<int64_t>(total) == expected &&
-                    static_cast<int64_t>(free_bytes) <= expected;
-  std::printf("{\"event\":\"mem_info\",\"status\":\"%s\",\"limit_bytes\":%lld,"
-              "\"device_total_bytes\":%zu,\"reported_total_bytes\":%zu,"
-              "\"reported_free_bytes\":%zu}\n",
-              pass ? "pass" : "fail", static_cast<long long>(o.limit), device_total, total,
-              free_bytes);
+  const bool pass =
+      static_cast<int64_t>(total) == expected && static_cast<int64_t>(free_bytes) <= expected;
+  std::printf(
+      "{\"event\":\"mem_info\",\"status\":\"%s\",\"limit_bytes\":%lld,"
+      "\"device_total_bytes\":%zu,\"reported_total_bytes\":%zu,"
+      "\"reported_free_bytes\":%zu}\n",
+      pass ? "pass" : "fail", static_cast<long long>(o.limit), device_total, total, free_bytes);
   return pass;
 }
 
@@ -239,8 +269,9 @@ bool Wants(const Options& o, const char* path) {
 int main(int argc, char** argv) {
   Options o;
   if (!Parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: mem_limit [--limit-bytes L (default $SLUICE_MEM_LIMIT_BYTES)] "
-                         "[--chunk-bytes C] [--paths alloc,async,pool,create]\n");
+    std::fprintf(stderr,
+                 "usage: mem_limit [--limit-bytes L (default $SLUICE_MEM_LIMIT_BYTES)] "
+                 "[--chunk-bytes C] [--paths alloc,async,pool,create]\n");
     return 2;
   }
   CHECK_CU(cuInit(0));
@@ -261,14 +292,19 @@ int main(int argc, char** argv) {
       *h = Handle(d);
       return r;
     };
-    p.free = [](uint64_t h) { return cuMemFree(static_cast<CUdeviceptr>(h)); };
+    p.free = [](uint64_t h) {
+      return cuMemFree(static_cast<CUdeviceptr>(h));
+    };
     const Outcome r = Exercise(p, o);
     Report(p.name, r, o);
     all_pass &= r.pass;
   }
-  if (Wants(o, "async")) RunStreamOrdered(dev, o, /*own_pool=*/false, &all_pass);
-  if (Wants(o, "pool")) RunStreamOrdered(dev, o, /*own_pool=*/true, &all_pass);
-  if (Wants(o, "create")) RunMemCreate(dev, o, &all_pass);
+  if (Wants(o, "async"))
+    RunStreamOrdered(dev, o, /*own_pool=*/false, &all_pass);
+  if (Wants(o, "pool"))
+    RunStreamOrdered(dev, o, /*own_pool=*/true, &all_pass);
+  if (Wants(o, "create"))
+    RunMemCreate(dev, o, &all_pass);
   std::printf("{\"event\":\"mem_summary\",\"device\":%s,\"status\":\"%s\",\"mapped\":%s}\n",
               sluice_kit::JsonString(name).c_str(), all_pass ? "pass" : "fail",
               sluice_kit::MappedJson(sluice_kit::MappedLibraries()).c_str());
