@@ -119,7 +119,7 @@ class GpuShareModel {
     uint64_t stamp = 0;  // last ReshareGpu pass that touched it
   };
   struct Gpu {
-    std::vector<int32_t> residents;
+    absl::InlinedVector<int32_t, 4> residents;  // inline: one cache miss less per reshare
     int busy = 0;
   };
 
