@@ -54,7 +54,9 @@ absl::Status ReadPolicyMap(const YAML::Node& node, const std::string& field,
     if (seen) return YamlError(file, kv.first, kfield, "duplicate field");
     if (key == "name") {
       p.name = kv.second.Scalar();
-      name_node = kv.second;
+      // reset(), not operator=: assigning a Node rewrites the node it refers to, which here is
+      // the map being iterated (yaml-cpp semantics) and corrupts it.
+      name_node.reset(kv.second);
     } else if (key == "label") {
       p.label = kv.second.Scalar();
     } else {
@@ -87,7 +89,7 @@ absl::StatusOr<PolicyConfig> ParsePolicy(const YAML::Node& node, const std::stri
   if (!IsValidName(p.label)) {
     return YamlError(file, node, JoinField(field, "label"),
                      absl::StrCat("'", p.label, "' is not a valid name (1-64 characters of ",
-                                  "A-Z a-z 0-9 . _ -, starting with a letter or digit)"));
+                                  "A-Z a-z 0-9 . _ - +, starting with a letter or digit)"));
   }
   return p;
 }

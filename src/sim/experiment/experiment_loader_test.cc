@@ -263,6 +263,24 @@ TEST_F(LoaderTest, PoliciesAreCheckedAgainstTheRegistry) {
               HasSubstr("dir/exp.yaml:7: field 'policies': must be a non-empty list"));
 }
 
+// Regression: a policy map whose `name` is not its first key, with params after it, used to
+// corrupt the map while it was walked (yaml-cpp Node assignment) and crash.
+TEST_F(LoaderTest, PolicyMapKeysInAnyOrder) {
+  const std::string base = WithFunction("");
+  const std::string no_policies = base.substr(0, base.find("policies")) +
+                                  base.substr(base.find("functions:"));
+  absl::StatusOr<SimConfig> c = Parse(
+      no_policies +
+      "policies:\n  - {label: d, name: dilu, eta_violation: 1000, eta_violation_llm: 1000}\n"
+      "  - fast-gs+\n  - infless+\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->policies.size(), 3u);
+  EXPECT_EQ(c->policies[0].name, "dilu");
+  EXPECT_EQ(c->policies[0].label, "d");
+  EXPECT_EQ(c->policies[0].params.size(), 2u);
+  EXPECT_EQ(c->policies[1].label, "fast-gs+");
+}
+
 TEST_F(LoaderTest, KindSpecificFields) {
   const std::string train = absl::StrCat(
       "cluster: {nodes: 2, gpus_per_node: 2, gpu: A100-40GB}\npolicies: [exclusive]\n"

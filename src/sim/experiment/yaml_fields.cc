@@ -165,7 +165,7 @@ absl::StatusOr<std::string> StrictMap::Name(absl::string_view key,
   SLUICE_ASSIGN_OR_RETURN(std::string name, String(key, std::move(fallback)));
   if (!IsValidName(name)) {
     return ErrorAt(key, absl::StrCat("'", name, "' is not a valid name (1-64 characters of ",
-                                     "A-Z a-z 0-9 . _ -, starting with a letter or digit)"));
+                                     "A-Z a-z 0-9 . _ - +, starting with a letter or digit)"));
   }
   return name;
 }
@@ -173,7 +173,7 @@ absl::StatusOr<std::string> StrictMap::Name(absl::string_view key,
 bool IsValidName(absl::string_view name) {
   if (name.empty() || name.size() > 64 || !absl::ascii_isalnum(name[0])) return false;
   for (char c : name) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-' && c != '+') return false;
   }
   return true;
 }

@@ -94,7 +94,7 @@ class StrictMap {
   std::vector<Entry> entries_;
 };
 
-// True when `name` is 1-64 characters of [A-Za-z0-9._-] and starts with a letter or digit.
+// True when `name` is 1-64 characters of [A-Za-z0-9._+-] and starts with a letter or digit.
 bool IsValidName(absl::string_view name);
 
 // Checks a number against `range`; the message names the bound.

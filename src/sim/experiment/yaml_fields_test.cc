@@ -59,6 +59,7 @@ TEST(StrictMapTest, AbsentKeysUseTheFallbackOrAreRequired) {
 
 TEST(StrictMapTest, NamesAreRestrictedToFileAndCsvSafeCharacters) {
   EXPECT_TRUE(IsValidName("bert-base_2.v1"));
+  EXPECT_TRUE(IsValidName("fast-gs+"));
   EXPECT_FALSE(IsValidName(""));
   EXPECT_FALSE(IsValidName("-x"));
   EXPECT_FALSE(IsValidName("a b"));
