@@ -19,11 +19,11 @@ namespace sluice::sim {
 
 // Receives the engine's event log: one line per event, already formatted as
 // "<virtual seconds, 6 decimals> <function name or '-'> <event> key=value...", e.g.
-//   "12.345000 f0 cold_start inst=3 gpus=2"
-// Lines arrive in virtual-time order (ties in event order). Golden tests diff them. Events logged:
-// arrival-independent lifecycle and scaling events (place, cold_start, warm, drain, gone,
-// place_failed), batch start/finish, request drop, training iteration/job end; per-request arrival
-// lines are NOT logged (they would dwarf everything else).
+//   "12.345000 f0 cold_start inst=3 load_s=4.000000 source=storage"
+// Lines arrive in virtual-time order (ties in event order). Golden tests diff them. Events:
+// place, cold_start (load_s, source=storage|host_cache), warm, drain (outstanding), gone,
+// place_failed, batch_start / batch_done (size), drop (n, reason), train_done (iters, jct_s).
+// Per-request arrivals and training iterations are NOT logged (they would dwarf the rest).
 class TimelineSink {
  public:
   virtual ~TimelineSink() = default;
@@ -47,9 +47,11 @@ class StringTimelineSink : public TimelineSink {
 // workload.overrides keeps FunctionConfig::workload). The run is deterministic given
 // config.seed: the same inputs give an identical RunResult and event log.
 //
-// Arrivals are generated over [0, config.horizon); after the horizon no new request arrives, the
-// queues drain (requests still unserved when no instance can ever serve them are dropped), and
-// training jobs run to completion; RunResult::timeline covers the horizon.
+// Arrivals are generated over [0, config.horizon); after the horizon no new request arrives,
+// scaling stops, requests held for a function with no instance are dropped, and queues and
+// training jobs drain for at most config.drain_timeout (what is still unfinished then counts as
+// dropped / unfinished). Cluster metrics and RunResult::timeline cover [0, horizon]; definitions
+// in src/sim/engine/README.md and metrics.h.
 //
 // Errors (nothing is half-run): the policy name or params are rejected by the registry, a
 // function names a model `perf` does not know, a workload file is missing or malformed, or an
