@@ -89,7 +89,8 @@ absl::StatusOr<std::unique_ptr<WorkerEnv>> WorkerEnv::Create(const ShareTestOpti
     const bool real = p.ok() && !p->value("emulated", true);
     if (!real && o.device == "cuda") {
       return absl::FailedPreconditionError(absl::StrCat(
-          "--device cuda: no usable CUDA driver/device (", p.ok() ? "emulated" : p.status().message(), ")"));
+          "--device cuda: sluice-spin --probe found no real CUDA driver with a device (",
+          p.ok() ? "the driver it loaded is the emulated one" : p.status().message(), ")"));
     }
     if (!real) w->device_ = "emulated";
   }
