@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "runtime/node_cli/node_commands.h"
 #include "sim/cli/sim_command.h"
 
 namespace sluice::cli {
@@ -17,6 +18,7 @@ void RegisterVersion(CLI::App& app, int& exit_code) {
 void RegisterAll(CLI::App& app, int& exit_code) {
   RegisterVersion(app, exit_code);
   sim::RegisterSim(app, exit_code);
+  RegisterNode(app, exit_code);
 }
 
 }  // namespace sluice::cli
