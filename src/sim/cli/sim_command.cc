@@ -65,17 +65,20 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   SLUICE_ASSIGN_OR_RETURN(const std::string kind, ReadExperimentKind(options.experiment));
   if (kind == "placement_replay") return RunPlacement(options, out);
   const std::unique_ptr<core::PerfModel> perf = core::PerfModel::BuiltIn();
-  SLUICE_ASSIGN_OR_RETURN(SimConfig config, LoadExperiment(options.experiment, *perf));
+  SLUICE_ASSIGN_OR_RETURN(LoadedExperiment loaded,
+                          LoadExperimentWithProfiles(options.experiment, *perf));
+  SimConfig& config = loaded.config;
   if (options.seed.has_value()) config.seed = *options.seed;
   SLUICE_RETURN_IF_ERROR(SelectPolicies(options.policies, config));
   SLUICE_ASSIGN_OR_RETURN(ExperimentOutput output,
                           RunExperiment(config, *perf, options.experiment, options.event_log));
   if (!options.out_dir.empty()) {
-    SLUICE_RETURN_IF_ERROR(WriteOutputDir(options.out_dir, config, output.runs));
+    SLUICE_RETURN_IF_ERROR(
+        WriteOutputDir(options.out_dir, config, output.runs, loaded.profiles));
     if (options.event_log) SLUICE_RETURN_IF_ERROR(WriteEventLogs(options.out_dir, output));
   }
-  out << (options.json ? SummaryJsonText(config, output.runs)
-                       : SummaryTable(config, output.runs));
+  out << (options.json ? SummaryJsonText(config, output.runs, loaded.profiles)
+                       : SummaryTable(config, output.runs, loaded.profiles));
   out.flush();
   return absl::OkStatus();
 }

@@ -1,4 +1,5 @@
-// Top level of the experiment file: run settings, cold starts, policies, workload variants and
+// Top level of the experiment file: run settings, cold starts, the profiler, policies, workload
+// variants and
 // the cross-section checks (duplicate names, the M/M/1 validation preconditions). yaml-cpp
 // throws; every exception is caught here and turned into an InputError with its line.
 #include "sim/experiment/experiment_loader.h"
@@ -9,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -117,27 +119,28 @@ absl::StatusOr<std::vector<PolicyConfig>> ParsePolicies(const StrictMap& top) {
   return policies;
 }
 
-absl::StatusOr<std::vector<FunctionConfig>> ParseFunctions(const StrictMap& top,
-                                                           const LoadContext& ctx) {
+// Fills `out.config.functions` and, for profiled quotas, `out.profiles`.
+absl::Status ParseFunctions(const StrictMap& top, const LoadContext& ctx, LoadedExperiment& out) {
   const YAML::Node list = top.Get("functions");
   if (!top.Has("functions")) return top.ErrorAt("functions", "required field is missing");
   if (!list.IsSequence() || list.size() == 0) {
     return top.ErrorAt("functions", "must be a non-empty list of functions");
   }
-  std::vector<FunctionConfig> functions;
+  std::vector<FunctionConfig>& functions = out.config.functions;
   int i = 0;
   for (const YAML::Node& item : list) {
-    SLUICE_ASSIGN_OR_RETURN(FunctionConfig f, internal::ParseFunction(item, i, ctx));
+    SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
     for (const FunctionConfig& g : functions) {
-      if (g.name == f.name) {
+      if (g.name == f.config.name) {
         return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
-                         absl::StrCat("duplicate function name '", f.name, "'"));
+                         absl::StrCat("duplicate function name '", f.config.name, "'"));
       }
     }
-    functions.push_back(std::move(f));
+    if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
+    functions.push_back(std::move(f.config));
     ++i;
   }
-  return functions;
+  return absl::OkStatus();
 }
 
 const FunctionConfig* FindFunction(const std::vector<FunctionConfig>& fs, absl::string_view name) {
@@ -255,31 +258,34 @@ absl::Status ParseRunSettings(const StrictMap& top, const std::string& path, Sim
   return ParseColdStart(top, c.cold_start);
 }
 
-absl::StatusOr<SimConfig> ParseTop(const YAML::Node& root, const std::string& path,
-                                   const core::PerfModel& perf) {
+absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::string& path,
+                                          const core::PerfModel& perf) {
   SLUICE_ASSIGN_OR_RETURN(
       StrictMap top,
       StrictMap::Create(root, path, "",
-                        {"experiment", "kind", "description", "seed", "horizon_s", "sample_interval_s",
-                         "drain_timeout_s", "report_theory_mm1", "cluster", "cold_start", "functions", "policies",
-                         "workloads"}));
-  SimConfig c;
+                        {"experiment", "kind", "description", "seed", "horizon_s",
+                         "sample_interval_s", "drain_timeout_s", "report_theory_mm1", "cluster",
+                         "cold_start", "profiler", "functions", "policies", "workloads"}));
+  LoadedExperiment out;
+  SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));
   if (!top.Has("cluster")) return top.ErrorAt("cluster", "required field is missing");
   SLUICE_ASSIGN_OR_RETURN(c.cluster, internal::ParseCluster(top.Get("cluster"), path));
+  SLUICE_ASSIGN_OR_RETURN(const core::Profiler profiler, internal::ParseProfiler(top));
   std::string base_dir = std::filesystem::path(path).parent_path().string();
-  const LoadContext ctx{path, base_dir.empty() ? "." : base_dir, perf, c.cluster};
-  SLUICE_ASSIGN_OR_RETURN(c.functions, ParseFunctions(top, ctx));
+  const LoadContext ctx{path, base_dir.empty() ? "." : base_dir, perf, c.cluster, profiler};
+  SLUICE_RETURN_IF_ERROR(ParseFunctions(top, ctx, out));
   SLUICE_ASSIGN_OR_RETURN(c.policies, ParsePolicies(top));
   SLUICE_ASSIGN_OR_RETURN(c.workloads, ParseVariants(top, c.functions, ctx));
   if (c.report_theory_mm1) SLUICE_RETURN_IF_ERROR(CheckMm1(top, c));
-  return c;
+  return out;
 }
 
 }  // namespace
 
-absl::StatusOr<SimConfig> ParseExperiment(const std::string& text, const std::string& path,
-                                          const core::PerfModel& perf) {
+absl::StatusOr<LoadedExperiment> ParseExperimentWithProfiles(const std::string& text,
+                                                             const std::string& path,
+                                                             const core::PerfModel& perf) {
   try {
     const YAML::Node root = YAML::Load(text);
     return ParseTop(root, path, perf);
@@ -289,12 +295,19 @@ absl::StatusOr<SimConfig> ParseExperiment(const std::string& text, const std::st
   }
 }
 
+absl::StatusOr<SimConfig> ParseExperiment(const std::string& text, const std::string& path,
+                                          const core::PerfModel& perf) {
+  SLUICE_ASSIGN_OR_RETURN(LoadedExperiment e, ParseExperimentWithProfiles(text, path, perf));
+  return std::move(e.config);
+}
+
 absl::StatusOr<SimConfig> ParseExperiment(const std::string& text, const std::string& path) {
   const std::unique_ptr<core::PerfModel> perf = core::PerfModel::BuiltIn();
   return ParseExperiment(text, path, *perf);
 }
 
-absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::PerfModel& perf) {
+absl::StatusOr<LoadedExperiment> LoadExperimentWithProfiles(const std::string& path,
+                                                            const core::PerfModel& perf) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return common::InputError({path, 0}, "", "is a directory, not an experiment file");
@@ -304,7 +317,12 @@ absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::Pe
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return common::InputError({path, 0}, "", "cannot read the experiment file");
-  return ParseExperiment(text.str(), path, perf);
+  return ParseExperimentWithProfiles(text.str(), path, perf);
+}
+
+absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::PerfModel& perf) {
+  SLUICE_ASSIGN_OR_RETURN(LoadedExperiment e, LoadExperimentWithProfiles(path, perf));
+  return std::move(e.config);
 }
 
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path) {

@@ -4,14 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/experiment/loader_internal.h"
 
 namespace sluice::sim {
 namespace {
@@ -223,7 +221,8 @@ TEST_F(LoaderTest, ModelsMustExistAndFitSomeGpu) {
       "    workload: {kind: poisson, rate_rps: 1}\n",
       footprint * 0.6);
   EXPECT_THAT(Error(small_gpu), HasSubstr("dir/exp.yaml:6: field 'functions[0].model': needs"));
-  absl::StatusOr<SimConfig> sharded = Parse(small_gpu + "    gpus: 2\n");
+  // (An LLM's default 100 ms SLO is 0.8 ms per output token, which the profiler rejects.)
+  absl::StatusOr<SimConfig> sharded = Parse(small_gpu + "    gpus: 2\n    slo_ms: 20000\n");
   ASSERT_TRUE(sharded.ok()) << sharded.status();
   EXPECT_EQ(sharded->functions[0].gpus, 2);
   EXPECT_THAT(Error(small_gpu + "    gpus: 3\n"),
@@ -307,7 +306,8 @@ TEST_F(LoaderTest, LlmTokensAndDrainTimeout) {
   absl::StatusOr<SimConfig> c = Parse(
       "drain_timeout_s: 30\ncluster: {nodes: 1, gpus_per_node: 1, gpu: A100-40GB}\n"
       "policies: [exclusive]\nfunctions:\n  - name: chat\n    model: llama2-7b\n"
-      "    tokens: {prompt: 512, output: 64}\n    workload: {kind: poisson, rate_rps: 1}\n");
+      "    tokens: {prompt: 512, output: 64}\n    workload: {kind: poisson, rate_rps: 1}\n"
+      "    slo_ms: 6400\n");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->drain_timeout, absl::Seconds(30));
   EXPECT_EQ(c->functions[0].kind, core::FunctionKind::kLlmInference);
@@ -362,31 +362,6 @@ TEST_F(LoaderTest, RelativeWorkloadPathsResolveAgainstTheExperimentFile) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(std::filesystem::path(c->workloads[0].overrides[0].second.path),
             (dir / "data" / "rps.txt").lexically_normal());
-}
-
-// Property: for every built-in model, batch and SLO, the derived quota is a valid elastic quota,
-// and a looser SLO never needs a larger request.
-TEST_F(LoaderTest, DerivedQuotaIsValidAndMonotoneInTheSlo) {
-  std::mt19937_64 rng(20240611);
-  for (const std::string& name : perf_->names()) {
-    const core::ModelEntry& model = **perf_->Find(name);
-    for (int trial = 0; trial < 50; ++trial) {
-      const uint64_t seed = rng();
-      std::mt19937_64 case_rng(seed);
-      FunctionConfig f;
-      f.kind = trial % 5 == 0 ? core::FunctionKind::kTraining : core::FunctionKind::kInference;
-      f.max_batch = 1 + static_cast<int>(case_rng() % 32);
-      f.slo = absl::Milliseconds(1 + static_cast<double>(case_rng() % 2000));
-      const core::SmQuota q = internal::DeriveQuota(*model.latency, f);
-      EXPECT_GT(q.request, 0) << name << " seed " << seed;
-      EXPECT_LE(q.request, q.limit) << name << " seed " << seed;
-      EXPECT_LE(q.limit, 1.0) << name << " seed " << seed;
-      FunctionConfig looser = f;
-      looser.slo = f.slo * 2;
-      EXPECT_LE(internal::DeriveQuota(*model.latency, looser).request, q.request)
-          << name << " seed " << seed;
-    }
-  }
 }
 
 TEST_F(LoaderTest, UnreadableFileNamesThePath) {

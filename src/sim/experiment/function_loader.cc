@@ -1,9 +1,11 @@
 // One entry of `functions:`. Sections are parsed in order (identity, serving or training knobs,
 // resources), then defaults come from the perf model and the result is checked against the
-// cluster, so that every error points at the field the user must change.
+// cluster, so that every error points at the field the user must change; the SM quota comes last
+// (quota_loader.cc), since profiling needs the kind, SLO, batch and tokens.
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -158,18 +160,6 @@ absl::Status ParseTraining(const StrictMap& f, FunctionConfig& fc) {
   return absl::OkStatus();
 }
 
-absl::Status ParseQuota(const StrictMap& f, FunctionConfig& fc) {
-  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("quota"), f.file(),
-                                                         f.FieldOf("quota"), {"request", "limit"}));
-  SLUICE_ASSIGN_OR_RETURN(fc.quota.request, m.Double("request", Range::kFraction, std::nullopt));
-  SLUICE_ASSIGN_OR_RETURN(fc.quota.limit, m.Double("limit", Range::kFraction, std::nullopt));
-  if (fc.quota.request > fc.quota.limit) {
-    return m.ErrorAt("request", absl::StrCat("request (", fc.quota.request, ") > limit (",
-                                             fc.quota.limit, ")"));
-  }
-  return absl::OkStatus();
-}
-
 struct ClusterLimits {
   core::Bytes largest_gpu_memory;
   int largest_node_gpus = 0;
@@ -240,34 +230,7 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& node, absl::string_
   return absl::InvalidArgumentError(message);
 }
 
-core::SmQuota DeriveQuota(const core::LatencyModel& latency, const FunctionConfig& f) {
-  const bool training = f.kind == FunctionKind::kTraining;
-  auto time_at = [&](double share) {
-    return training ? latency.IterationTime(share) : latency.BatchLatency(f.max_batch, share);
-  };
-  constexpr int kSteps = 20;
-  const absl::Duration full = time_at(1.0);
-  double limit = 1.0;
-  for (int i = 1; i <= kSteps; ++i) {
-    const double share = static_cast<double>(i) / kSteps;
-    if (time_at(share) <= full * 1.1) {
-      limit = share;
-      break;
-    }
-  }
-  const absl::Duration target = training ? full * 2 : f.slo / 2;
-  double request = limit;
-  for (int i = 1; i <= kSteps && static_cast<double>(i) / kSteps < limit; ++i) {
-    const double share = static_cast<double>(i) / kSteps;
-    if (time_at(share) <= target) {
-      request = share;
-      break;
-    }
-  }
-  return {request, limit};
-}
-
-absl::StatusOr<FunctionConfig> ParseFunction(const YAML::Node& node, int index,
+absl::StatusOr<ParsedFunction> ParseFunction(const YAML::Node& node, int index,
                                              const LoadContext& ctx) {
   SLUICE_ASSIGN_OR_RETURN(
       StrictMap f, StrictMap::Create(node, ctx.file, absl::StrCat("functions[", index, "]"),
@@ -290,12 +253,9 @@ absl::StatusOr<FunctionConfig> ParseFunction(const YAML::Node& node, int index,
     SLUICE_RETURN_IF_ERROR(ParseServing(f, ctx, fc));
   }
   SLUICE_RETURN_IF_ERROR(ParseResources(f, model.info, ctx, fc));
-  if (f.Has("quota")) {
-    SLUICE_RETURN_IF_ERROR(ParseQuota(f, fc));
-  } else {
-    fc.quota = DeriveQuota(*model.latency, fc);
-  }
-  return fc;
+  SLUICE_ASSIGN_OR_RETURN(std::optional<FunctionProfile> profile,
+                          ResolveQuota(f, model, ctx, fc));
+  return ParsedFunction{std::move(fc), std::move(profile)};
 }
 
 }  // namespace sluice::sim::internal

@@ -1,17 +1,22 @@
-// Pieces of the experiment loader split by section of the YAML file: cluster (cluster_loader.cc)
-// and functions (function_loader.cc). Internal to src/sim/experiment; experiment_loader.cc drives
-// them. Stateless; not thread-safe only in that yaml-cpp nodes are not.
+// Pieces of the experiment loader split by section of the YAML file: cluster (cluster_loader.cc),
+// functions (function_loader.cc), the profiler and SM quotas (quota_loader.cc). Internal to
+// src/sim/experiment; experiment_loader.cc drives them. Stateless; not thread-safe only in that
+// yaml-cpp nodes are not.
 #ifndef SLUICE_SIM_EXPERIMENT_LOADER_INTERNAL_H_
 #define SLUICE_SIM_EXPERIMENT_LOADER_INTERNAL_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/dilu/profiler.h"
 #include "core/perf/perf_model.h"
 #include "core/resource/cluster.h"
 #include "sim/engine/sim_config.h"
+#include "sim/experiment/function_profile.h"
+#include "sim/experiment/yaml_fields.h"
 #include "sim/workload/workload_spec.h"
 #include "yaml-cpp/yaml.h"
 
@@ -23,14 +28,21 @@ struct LoadContext {
   std::string base_dir;         // its directory, for relative workload paths
   const core::PerfModel& perf;
   const core::ClusterSpec& cluster;  // already parsed (functions are checked against it)
+  const core::Profiler& profiler;    // from `profiler:`; quotas of functions without `quota:`
+};
+
+// A parsed `functions[i]` and, when its quota came from the profiler, what the profiler chose.
+struct ParsedFunction {
+  FunctionConfig config;
+  std::optional<FunctionProfile> profile;
 };
 
 // `cluster:` (flat form or `node_groups:`). Errors name file, line and field.
 absl::StatusOr<core::ClusterSpec> ParseCluster(const YAML::Node& node, const std::string& file);
 
-// `functions[index]`. Resolves defaults from the perf model (memory, SM quota, kind) and checks
-// that the function fits the cluster.
-absl::StatusOr<FunctionConfig> ParseFunction(const YAML::Node& node, int index,
+// `functions[index]`. Resolves defaults from the perf model (memory, kind) and the profiler (SM
+// quota, batch, capacity) and checks that the function fits the cluster.
+absl::StatusOr<ParsedFunction> ParseFunction(const YAML::Node& node, int index,
                                              const LoadContext& ctx);
 
 // A `workload:` node via sim::ParseWorkloadSpec (which also checks that a file it names exists,
@@ -38,11 +50,19 @@ absl::StatusOr<FunctionConfig> ParseFunction(const YAML::Node& node, int index,
 absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& node, absl::string_view field,
                                            const LoadContext& ctx);
 
-// Default SM quota of a function whose YAML gives none (rule in README.md): limit is the smallest
-// share (in steps of 1/20) whose latency is within 10 % of the full GPU's; request is the
-// smallest share that meets half the SLO (inference) or half the full-GPU speed (training),
-// capped at limit.
-core::SmQuota DeriveQuota(const core::LatencyModel& latency, const FunctionConfig& f);
+// The optional top-level `profiler:` block (README.md); absent = the paper's defaults.
+absl::StatusOr<core::Profiler> ParseProfiler(const StrictMap& top);
+
+// The function's SM quota: `quota: {request, limit}` as given, or (no `quota:`, or
+// `quota: profile`) Dilu's profiler on the perf model, which also sets max_batch (unless
+// `batching.max_batch` was given: then the search keeps that batch) and capacity_rps (unless
+// given). A profile
+// that fails is an error at the function's `slo_ms` (training: `model`). Call after the serving
+// or training sections have been parsed.
+absl::StatusOr<std::optional<FunctionProfile>> ResolveQuota(const StrictMap& f,
+                                                           const core::ModelEntry& model,
+                                                           const LoadContext& ctx,
+                                                           FunctionConfig& fc);
 
 }  // namespace sluice::sim::internal
 

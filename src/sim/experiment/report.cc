@@ -32,7 +32,25 @@ bool IsTraining(const SimConfig& config, const std::string& name) {
   return f != nullptr && f->kind == FunctionKind::kTraining;
 }
 
-Json FunctionJson(const SimConfig& config, const FunctionResult& f) {
+const FunctionProfile* FindProfile(std::span<const ProfiledFunction> profiles,
+                                   const std::string& name) {
+  for (const ProfiledFunction& p : profiles) {
+    if (p.function == name) return &p.profile;
+  }
+  return nullptr;
+}
+
+Json ProfileJson(const FunctionProfile& p) {
+  Json j;
+  j["request"] = Number(p.quota.request);
+  j["limit"] = Number(p.quota.limit);
+  j["batch"] = p.batch;
+  j["trials"] = p.trials;
+  return j;
+}
+
+Json FunctionJson(const SimConfig& config, const FunctionResult& f,
+                  std::span<const ProfiledFunction> profiles) {
   Json j;
   j["name"] = f.name;
   j["requests"] = f.requests;
@@ -50,6 +68,7 @@ Json FunctionJson(const SimConfig& config, const FunctionResult& f) {
     j["jct_s"] = Number(f.jct_s);
   }
   if (f.theory_mean_ms.has_value()) j["theory_mean_ms"] = Number(*f.theory_mean_ms);
+  if (const FunctionProfile* p = FindProfile(profiles, f.name)) j["profile"] = ProfileJson(*p);
   return j;
 }
 
@@ -100,6 +119,22 @@ void AppendFunctionRows(const SimConfig& config, const RunResult& run, int width
   }
 }
 
+// One line per function whose quota the profiler chose.
+void AppendProfiles(const SimConfig& config, std::span<const ProfiledFunction> profiles,
+                    int width, std::string& out) {
+  for (const ProfiledFunction& pf : profiles) {
+    const FunctionProfile& p = pf.profile;
+    absl::StrAppendFormat(&out, "profiled %-*s request %.2f, limit %.2f", width, pf.function,
+                          p.quota.request, p.quota.limit);
+    if (IsTraining(config, pf.function)) {
+      absl::StrAppendFormat(&out, " (training), %d trial%s\n", p.trials, p.trials == 1 ? "" : "s");
+    } else {
+      absl::StrAppendFormat(&out, ", batch %d, %.1f req/s per instance, %d trial%s\n", p.batch,
+                            p.capacity_rps, p.trials, p.trials == 1 ? "" : "s");
+    }
+  }
+}
+
 void AppendComparison(std::span<const RunResult> runs, std::string& out) {
   size_t pw = 6, ww = 8;
   for (const RunResult& r : runs) {
@@ -118,7 +153,8 @@ void AppendComparison(std::span<const RunResult> runs, std::string& out) {
 
 }  // namespace
 
-Json RunJson(const SimConfig& config, const RunResult& run) {
+Json RunJson(const SimConfig& config, const RunResult& run,
+             std::span<const ProfiledFunction> profiles) {
   Json j;
   j["policy"] = run.policy;
   j["workload"] = run.workload;
@@ -130,32 +166,38 @@ Json RunJson(const SimConfig& config, const RunResult& run) {
   j["fgd_fragmentation"] = Number(run.fgd_fragmentation);
   j["events"] = run.events;
   Json functions = Json::array();
-  for (const FunctionResult& f : run.functions) functions.push_back(FunctionJson(config, f));
+  for (const FunctionResult& f : run.functions) {
+    functions.push_back(FunctionJson(config, f, profiles));
+  }
   j["functions"] = std::move(functions);
   return j;
 }
 
-Json SummaryJson(const SimConfig& config, std::span<const RunResult> runs) {
+Json SummaryJson(const SimConfig& config, std::span<const RunResult> runs,
+                 std::span<const ProfiledFunction> profiles) {
   Json j;
   j["experiment"] = config.experiment;
   j["seed"] = config.seed;
   Json list = Json::array();
-  for (const RunResult& r : runs) list.push_back(RunJson(config, r));
+  for (const RunResult& r : runs) list.push_back(RunJson(config, r, profiles));
   j["runs"] = std::move(list);
   return j;
 }
 
-std::string SummaryJsonText(const SimConfig& config, std::span<const RunResult> runs) {
-  return SummaryJson(config, runs).dump(2) + "\n";
+std::string SummaryJsonText(const SimConfig& config, std::span<const RunResult> runs,
+                            std::span<const ProfiledFunction> profiles) {
+  return SummaryJson(config, runs, profiles).dump(2) + "\n";
 }
 
-std::string SummaryTable(const SimConfig& config, std::span<const RunResult> runs) {
+std::string SummaryTable(const SimConfig& config, std::span<const RunResult> runs,
+                         std::span<const ProfiledFunction> profiles) {
   std::string out = absl::StrFormat(
       "experiment %s: seed %d, horizon %g s, %s, %d functions, %d runs\n", config.experiment,
       config.seed, absl::ToDoubleSeconds(config.horizon), ClusterLine(config),
       config.functions.size(), runs.size());
   size_t width = 8;
   for (const FunctionConfig& f : config.functions) width = std::max(width, f.name.size());
+  AppendProfiles(config, profiles, static_cast<int>(width), out);
   for (const RunResult& r : runs) {
     absl::StrAppendFormat(&out, "\npolicy %s, workload %s\n", r.policy, r.workload);
     absl::StrAppendFormat(&out,
@@ -209,11 +251,12 @@ absl::Status CreateOutputDir(const std::string& dir) {
 }
 
 absl::Status WriteOutputDir(const std::string& dir, const SimConfig& config,
-                            std::span<const RunResult> runs) {
+                            std::span<const RunResult> runs,
+                            std::span<const ProfiledFunction> profiles) {
   SLUICE_RETURN_IF_ERROR(CreateOutputDir(dir));
   const std::filesystem::path base(dir);
   SLUICE_RETURN_IF_ERROR(WriteTextFile((base / "summary.json").string(),
-                                       SummaryJsonText(config, runs)));
+                                       SummaryJsonText(config, runs, profiles)));
   for (const RunResult& r : runs) {
     SLUICE_RETURN_IF_ERROR(
         WriteTextFile((base / TimelineFileName(r)).string(), TimelineCsv(config, r)));
