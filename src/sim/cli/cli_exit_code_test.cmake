@@ -39,3 +39,15 @@ execute_process(COMMAND "${SLUICE}" sim run "${SRC}/experiments/quickstart.yaml"
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "--seed -4: exit ${rc}, want 2")
 endif()
+
+# `sim profile`: a known model prints its quota (exit 0); an unknown one is bad input (exit 2).
+execute_process(COMMAND "${SLUICE}" sim profile --model bert-base --kind inference --slo-ms 100 --json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"request\"" OR NOT out MATCHES "\"trials\"")
+  message(FATAL_ERROR "sim profile bert-base: exit ${rc}, stdout ${out}, stderr ${err}")
+endif()
+execute_process(COMMAND "${SLUICE}" sim profile --model no-such-model --slo-ms 100
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "no-such-model" OR NOT out STREQUAL "")
+  message(FATAL_ERROR "sim profile unknown model: exit ${rc}, stdout ${out}, stderr ${err}")
+endif()

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/perf/perf_model.h"
+#include "sim/cli/profile_command.h"
 #include "sim/experiment/experiment_loader.h"
 #include "sim/experiment/experiment_runner.h"
 #include "sim/experiment/report.h"
@@ -125,6 +126,7 @@ void RegisterSim(CLI::App& app, int& exit_code) {
     if (seed_opt->count() > 0) o.seed = static_cast<uint64_t>(*seed);
     exit_code = RunSimCommand(o, std::cout, std::cerr);
   });
+  RegisterSimProfile(*sim, exit_code);
 }
 
 }  // namespace sluice::sim

@@ -38,8 +38,8 @@ int RunSimCommand(const SimRunOptions& options, std::ostream& out, std::ostream&
 // DataLoss: a malformed or missing input file), 1 otherwise. 0 for OK.
 int ExitCodeFor(const absl::Status& status);
 
-// Adds the `sim` command group (`sim run`) to `app`; the handler stores its exit code in
-// `exit_code`, which must outlive app.parse().
+// Adds the `sim` command group (`sim run`, and `sim profile` from profile_command.h) to `app`;
+// the handlers store their exit code in `exit_code`, which must outlive app.parse().
 void RegisterSim(CLI::App& app, int& exit_code);
 
 }  // namespace sluice::sim
