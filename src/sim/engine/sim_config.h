@@ -68,7 +68,6 @@ struct FunctionConfig {
 struct ColdStartConfig {
   absl::Duration container_start = absl::Seconds(2);
   bool host_cache = true;               // parameters stay in host memory after the first load
-  absl::Duration keep_alive = absl::Seconds(60);  // reactive baselines' idle keep-alive
 };
 
 // A named variant of the workloads (runs = workload variants x policies).

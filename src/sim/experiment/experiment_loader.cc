@@ -29,15 +29,11 @@ absl::Status ParseColdStart(const StrictMap& top, ColdStartConfig& cs) {
   if (!top.Has("cold_start")) return absl::OkStatus();
   SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(top.Get("cold_start"), top.file(),
                                                          "cold_start",
-                                                         {"container_start_s", "host_cache",
-                                                          "keep_alive_s"}));
+                                                         {"container_start_s", "host_cache"}));
   SLUICE_ASSIGN_OR_RETURN(double start, m.Double("container_start_s", Range::kNonNegative,
                                                  absl::ToDoubleSeconds(cs.container_start)));
   cs.container_start = absl::Seconds(start);
   SLUICE_ASSIGN_OR_RETURN(cs.host_cache, m.Bool("host_cache", cs.host_cache));
-  SLUICE_ASSIGN_OR_RETURN(double keep, m.Double("keep_alive_s", Range::kNonNegative,
-                                                absl::ToDoubleSeconds(cs.keep_alive)));
-  cs.keep_alive = absl::Seconds(keep);
   return absl::OkStatus();
 }
 

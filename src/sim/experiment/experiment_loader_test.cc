@@ -52,7 +52,7 @@ horizon_s: 300
 sample_interval_s: 2
 cluster: {nodes: 2, gpus_per_node: 4, gpu: {model: A100-40GB, sm_count: 108, memory_gib: 40},
           cpu_cores: 64, host_memory_gib: 256, storage_gbps: 2, pcie_gbps: 16}
-cold_start: {container_start_s: 3, host_cache: false, keep_alive_s: 30}
+cold_start: {container_start_s: 3, host_cache: false}
 functions:
   - name: bert
     model: bert-base
