@@ -100,6 +100,8 @@ const std::pair<const char*, Setter> kKeys[] = {
     SLUICE_DILU_KEY("recovery_every", Whole(v, 1, kMaxInt, c.vertical.recovery_every)),
     SLUICE_DILU_KEY("rate_window", Whole(v, 1, 1 << 16, c.vertical.rate_window)),
     SLUICE_DILU_KEY("min_klc_periods", Whole(v, 1, kMaxInt, c.vertical.min_klc_periods)),
+    SLUICE_DILU_KEY("klc_span_periods", Whole(v, 1, 1 << 16, c.vertical.klc_span_periods)),
+    SLUICE_DILU_KEY("klc_min_window", Whole(v, 0, kMaxInt, c.vertical.klc_min_window)),
     SLUICE_DILU_KEY("token_floor", Real(v, 0, true, 1, c.vertical.token_floor)),
     SLUICE_DILU_KEY("work_conserving", Flag(v, c.vertical.work_conserving)),
     SLUICE_DILU_KEY("window_s", Duration(v, absl::Seconds(1), c.scaler.window)),

@@ -27,7 +27,8 @@ namespace sluice::core {
 //              affinity [same_function | partner_workers]
 //   vertical   period_ms [5], eta_violation [0.6], eta_violation_llm [0.3], eta_increase [1.3],
 //              eta_recover [0.2], recovery_every [5], rate_window [20 periods],
-//              min_klc_periods [1], token_floor [0.01], work_conserving [true]
+//              min_klc_periods [1], klc_span_periods [10], klc_min_window [2000 periods;
+//              0 = all-time T_min], token_floor [0.01], work_conserving [true]
 //   horizontal window_s [40], phi_out [20], phi_in [30], min_instances [1], max_instances [2^20],
 //              reset_window [false]
 //   profiler   p_request [0.8], p_limit [1.0], tolerance [0.02], sm_unit [0.01], sm_step [0.1],

@@ -51,6 +51,8 @@ TEST(DiluPolicyTest, EveryKeyReachesItsField) {
                                    {"recovery_every", "1"},
                                    {"rate_window", "40"},
                                    {"min_klc_periods", "3"},
+                                   {"klc_span_periods", "4"},
+                                   {"klc_min_window", "0"},
                                    {"token_floor", "0.02"},
                                    {"work_conserving", "0"},
                                    {"window_s", "60"},
@@ -87,6 +89,8 @@ TEST(DiluPolicyTest, EveryKeyReachesItsField) {
   EXPECT_EQ(c->vertical.recovery_every, 1);
   EXPECT_EQ(c->vertical.rate_window, 40);
   EXPECT_EQ(c->vertical.min_klc_periods, 3);
+  EXPECT_EQ(c->vertical.klc_span_periods, 4);
+  EXPECT_EQ(c->vertical.klc_min_window, 0);
   EXPECT_DOUBLE_EQ(c->vertical.token_floor, 0.02);
   EXPECT_FALSE(c->vertical.work_conserving);
   EXPECT_EQ(c->scaler.window, absl::Seconds(60));

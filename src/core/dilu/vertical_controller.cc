@@ -13,6 +13,7 @@ absl::StatusOr<std::unique_ptr<DiluVerticalController>> DiluVerticalController::
                   c.eta_violation_llm > 0 && c.eta_increase >= 1 && c.eta_recover >= 0 &&
                   c.eta_recover <= std::min(c.eta_violation, c.eta_violation_llm) &&
                   c.recovery_every >= 1 && c.rate_window >= 1 && c.min_klc_periods >= 1 &&
+                  c.klc_span_periods >= 1 && c.klc_min_window >= 0 &&
                   c.token_floor > 0 && c.token_floor <= 1;
   if (!ok)
     return absl::InvalidArgumentError("invalid vertical controller config");
@@ -47,13 +48,22 @@ void DiluVerticalController::Match(std::span<const InstanceActivity> instances) 
   }
 }
 
-void DiluVerticalController::Observe(Slot& s, int64_t blocks) {
-  blocks = std::max<int64_t>(blocks, 0);
+void DiluVerticalController::Observe(Slot& s, const InstanceActivity& a) {
+  const int64_t blocks = std::max<int64_t>(a.blocks_launched, 0);
   s.sum += blocks - s.ring[s.pos];
   s.ring[s.pos] = blocks;
   if (++s.pos == static_cast<int>(s.ring.size()))
     s.pos = 0;
   s.busy = blocks > 0;
+  ++s.periods;
+  if (a.cycles_completed >= 0) {
+    ObserveIterations(s, a.cycles_completed);
+  } else {
+    ObserveRuns(s);
+  }
+}
+
+void DiluVerticalController::ObserveRuns(Slot& s) {
   if (s.busy) {
     ++s.run;
   } else if (s.run > 0) {  // a KLC just ended
@@ -68,6 +78,45 @@ void DiluVerticalController::Observe(Slot& s, int64_t blocks) {
     const int current = s.run > 0 ? std::max(s.run, s.last_klc) : s.last_klc;
     s.delta = static_cast<double>(current - s.min_klc) / s.min_klc;
   }
+}
+
+void DiluVerticalController::ObserveIterations(Slot& s, int64_t cycles) {
+  if (s.busy || cycles > 0)
+    s.busy_clock += 1;
+  if (cycles > 0) {
+    s.ended += static_cast<double>(cycles);
+    s.ends.push_back({s.busy_clock, s.ended});
+    const double span = config_.klc_span_periods;
+    while (s.ends.size() > 2 && s.busy_clock - s.ends[1].at >= span)
+      s.ends.pop_front();
+    const Slot::Mark& from = s.ends.front();
+    if (s.ends.size() >= 2 && s.busy_clock - from.at >= span)  // shorter spans are too coarse
+      RecordIterationKlc(s, (s.busy_clock - from.at) / (s.ended - from.value));
+  }
+  const double now = static_cast<double>(s.periods);
+  while (config_.klc_min_window > 0 && s.mins.size() > 1 &&
+         now - s.mins.front().at >= config_.klc_min_window) {
+    s.mins.pop_front();  // T_min slides: the oldest minimum left the window
+  }
+  s.delta = 0;
+  if (s.mins.empty())
+    return;
+  const double t_min = s.mins.front().value;
+  const double ongoing = s.ends.empty() ? 0 : s.busy_clock - s.ends.back().at;
+  s.delta = std::max(0.0, (std::max(s.klc, ongoing) - t_min) / t_min);
+}
+
+void DiluVerticalController::RecordIterationKlc(Slot& s, double klc) {
+  s.klc = klc;
+  const double now = static_cast<double>(s.periods);
+  if (config_.klc_min_window == 0) {  // the paper's all-time minimum: keep just the minimum
+    if (s.mins.empty() || klc < s.mins.front().value)
+      s.mins.assign(1, {now, klc});
+    return;
+  }
+  while (!s.mins.empty() && s.mins.back().value >= klc)
+    s.mins.pop_back();
+  s.mins.push_back({now, klc});
 }
 
 DiluVerticalController::Branch DiluVerticalController::EvalSlo(const Slot& s,
@@ -182,7 +231,7 @@ void DiluVerticalController::Issue(absl::Time now, int64_t max_tokens,
   const size_t n = instances.size();
   int64_t total = 0;
   for (size_t i = 0; i < n; ++i) {
-    Observe(slots_[i], instances[i].blocks_launched);
+    Observe(slots_[i], instances[i]);
     total += slots_[i].sum;
   }
   branch_.resize(n);

@@ -7,6 +7,7 @@
 #define SLUICE_CORE_DILU_VERTICAL_CONTROLLER_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -27,7 +28,9 @@ struct VerticalConfig {
   double eta_recover = 0.2;        // Delta T below this lets best-effort recover (overflow 1.2)
   int recovery_every = 5;          // RECOVERY growth every this many periods
   int rate_window = 20;            // RW length in periods (100 ms at 5 ms)
-  int min_klc_periods = 1;         // shorter KLCs are not recorded as T_min
+  int min_klc_periods = 1;         // shorter KLCs are not recorded as T_min (run-based KLCs)
+  int klc_span_periods = 10;       // iteration KLCs average over >= this much busy time
+  int klc_min_window = 2000;       // T_min = min over this many periods (10 s); 0 = all time
   double token_floor = 0.01;       // minimum issue, fraction of MaxTokens
   bool work_conserving = true;
 };
@@ -41,9 +44,25 @@ struct VerticalConfig {
 enum class GpuShareState { kNone, kEmergency, kRecovery, kContention };
 
 // Per instance: a rate window RW of the last `rate_window` periods' block counts, and kernel
-// launch cycles (KLC = a run of consecutive periods with blocks). T_min = the shortest completed
-// KLC (at least min_klc_periods long); T_cur = the ongoing run while it lasts, but never less
-// than the last completed KLC; Delta T = (T_cur - T_min) / T_min (0 before any KLC completed).
+// launch cycles (KLC), measured one of two ways (Delta T = (T_cur - T_min) / T_min, 0 before any
+// KLC is recorded):
+// - Iteration boundaries known (InstanceActivity::cycles_completed >= 0), the paper's definition
+//   (§3.4.1: the KLC within one iteration, a batch or a training step). Time is counted in busy
+//   periods (periods with blocks or iteration ends), so idle gaps between batches do not count.
+//   The c ends of a period are spread evenly over it, the last at its end; each period with ends
+//   records a KLC = busy time / iterations between its last end and the most recent earlier
+//   end at least klc_span_periods of busy time back (none is recorded until such an end
+//   exists). An end's position is off by less than one period, so the relative error is below
+//   1 / klc_span_periods; several iterations ending in one period give sub-period resolution. T_min = the minimum
+//   recorded KLC over the last klc_min_window periods (the latest one when none is that recent;
+//   0 = the paper's all-time minimum): a batch-size change legitimately changes the iteration
+//   time, and an all-time minimum would then read as contention for ever. T_cur = the larger of
+//   the last recorded KLC and the busy time since the last end (an iteration that runs on
+//   stretches T_cur while it lasts). min_klc_periods does not apply.
+// - Unknown (-1): a KLC is a run of consecutive periods with blocks (what back-to-back work
+//   merges into one endless cycle). T_min = the shortest completed KLC (at least
+//   min_klc_periods long); T_cur = the ongoing run while it lasts, but never less than the last
+//   completed KLC.
 // SLO-sensitive instance, each period, first matching branch (Algorithm 2 lines 13-21):
 //   a. sum RW[self] == 0 (idle a whole window)        -> RECOVERY, issue = request
 //   b. Delta T > eta (0.6; 0.3 for LLMs)              -> EMERGENCY, issue = limit
@@ -69,7 +88,7 @@ class DiluVerticalController final : public VerticalController {
  public:
   // InvalidArgument unless period > 0, etas > 0, eta_increase >= 1, 0 <= eta_recover <=
   // eta_violation(_llm), recovery_every >= 1, rate_window >= 1, min_klc_periods >= 1,
-  // 0 < token_floor <= 1.
+  // klc_span_periods >= 1, klc_min_window >= 0, 0 < token_floor <= 1.
   static absl::StatusOr<std::unique_ptr<DiluVerticalController>> Create(const VerticalConfig& c);
 
   std::string_view name() const override { return "dilu"; }
@@ -95,6 +114,17 @@ class DiluVerticalController final : public VerticalController {
     double last = -1;   // last Algorithm-2 issue (share); < 0 = new
     double delta = 0;   // Delta T this period
     bool busy = false;  // launched blocks in the period that just ended
+    // Iteration-boundary KLCs (cycles_completed >= 0); times in periods.
+    struct Mark {
+      double at;      // end: busy clock; minimum: period index
+      double value;   // end: iterations ended so far; minimum: the KLC
+    };
+    int64_t periods = 0;      // Observe calls
+    double busy_clock = 0;    // busy periods so far
+    double ended = 0;         // iterations ended so far
+    std::deque<Mark> ends;    // recorded ends, oldest first (only as far back as the span needs)
+    std::deque<Mark> mins;    // sliding minimum of recorded KLCs (increasing values)
+    double klc = 0;           // last recorded iteration KLC; 0 = none
   };
   struct Branch {  // an SLO instance's proposal (branches a-e)
     GpuShareState state = GpuShareState::kNone;
@@ -103,7 +133,10 @@ class DiluVerticalController final : public VerticalController {
   explicit DiluVerticalController(const VerticalConfig& c) : config_(c) {}
   // Aligns slots_ with `instances` (new ones get fresh history, missing ones are dropped).
   void Match(std::span<const InstanceActivity> instances);
-  void Observe(Slot& s, int64_t blocks);  // shifts RW, updates KLCs and Delta T
+  void Observe(Slot& s, const InstanceActivity& a);  // shifts RW, updates KLCs and Delta T
+  void ObserveRuns(Slot& s);                              // KLC = run of busy periods
+  void ObserveIterations(Slot& s, int64_t cycles);        // KLC from iteration ends
+  void RecordIterationKlc(Slot& s, double klc);           // updates the sliding T_min
   Branch EvalSlo(const Slot& s, const InstanceActivity& a, int64_t others_sum) const;
   void Decide(std::span<const InstanceActivity> instances);  // GPU state from branch_
   double IssueBestEffort(const Slot& s, const InstanceActivity& a) const;

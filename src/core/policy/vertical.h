@@ -22,6 +22,10 @@ struct InstanceActivity {
   bool slo_sensitive = true;  // inference: true; training / best effort: false
   bool llm = false;           // LLM instances use a tighter violation threshold
   int64_t blocks_launched = 0;  // kernel blocks launched in the period that just ended
+  // Iterations (inference batches / training steps) that ended in the period; -1 = unknown.
+  // Dilu's KLC is the kernel launch cycle *within an iteration*: when known, controllers measure
+  // it between iteration ends instead of guessing it from runs of busy periods.
+  int64_t cycles_completed = -1;
 };
 
 class VerticalController {

@@ -131,6 +131,7 @@ WorkItem Engine::MakeBatchWork(Function& f, const Instance& inst) {
 void Engine::OnWorkDone(int32_t id) {
   Instance& inst = *instances_[id];
   inst.set_executing(false);
+  vertical_->OnIterationDone(id);  // an iteration boundary for the vertical controller
   if (fns_[inst.function()].is_training()) {
     FinishIteration(inst);
   } else {

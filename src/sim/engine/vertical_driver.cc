@@ -5,6 +5,8 @@
 #include "sim/engine/vertical_driver.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -15,8 +17,10 @@ VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuSha
     : env_(env), policy_(policy), shares_(shares), cluster_(cluster), gpus_(cluster.gpu_count()) {}
 
 void VerticalDriver::Register(int32_t instance, bool slo_sensitive, bool llm) {
-  if (static_cast<size_t>(instance) >= flags_.size())
+  if (static_cast<size_t>(instance) >= flags_.size()) {
     flags_.resize(instance + 1, 0);
+    cycles_.resize(instance + 1, 0);
+  }
   flags_[instance] = static_cast<uint8_t>((slo_sensitive ? 1 : 0) | (llm ? 2 : 0));
 }
 
@@ -35,8 +39,11 @@ void VerticalDriver::OnWorkStarted(core::GpuId gpu) {
     }
   }
   t.ticking = true;
-  for (int32_t id : shares_.residents(gpu))
+  t.seen.clear();
+  for (int32_t id : shares_.residents(gpu)) {
     shares_.TakeUsedShareSeconds(gpu, id);  // new window
+    t.seen.emplace_back(id, cycles_[id]);
+  }
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
@@ -61,6 +68,7 @@ void VerticalDriver::Tick(core::GpuId gpu) {
     a.slo_sensitive = (flags_[id] & 1) != 0;
     a.llm = (flags_[id] & 2) != 0;
     a.blocks_launched = std::llround(used / period_s * static_cast<double>(max_tokens));
+    a.cycles_completed = TakeCycles(t, id);
     activity_.push_back(a);
   }
   if (!any_work) {
@@ -77,6 +85,16 @@ void VerticalDriver::Tick(core::GpuId gpu) {
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
+int64_t VerticalDriver::TakeCycles(GpuTicker& t, int32_t instance) {
+  const int64_t now = cycles_[instance];
+  for (auto& [id, seen] : t.seen) {
+    if (id == instance)
+      return now - std::exchange(seen, now);
+  }
+  t.seen.emplace_back(instance, now);  // joined while ticking: its ends so far are new
+  return now;
+}
+
 void VerticalDriver::StopTicking(core::GpuId gpu) {
   gpus_[gpu.value()].ticking = false;
   shares_.ResetCaps(gpu);
@@ -84,6 +102,7 @@ void VerticalDriver::StopTicking(core::GpuId gpu) {
 
 void VerticalDriver::OnDetached(core::GpuId gpu, int32_t instance) {
   GpuTicker& t = gpus_[gpu.value()];
+  std::erase_if(t.seen, [instance](const auto& e) { return e.first == instance; });
   if (t.controller != nullptr)
     t.controller->Forget(common::InstanceId(instance));
 }

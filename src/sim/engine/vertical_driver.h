@@ -1,7 +1,8 @@
 // Drives the policy's per-GPU VerticalControllers in the simulator. A GPU is ticked every
 // controller period only while it hosts >= 2 instances and had work in the last period, so idle
 // GPUs cost nothing and virtual time can jump. Each tick reports every resident's activity
-// (blocks launched = share-seconds used in the period / period x max_tokens) and turns the
+// (blocks launched = share-seconds used in the period / period x max_tokens; cycles completed =
+// the instance's batches or training iterations that ended in the period) and turns the
 // issued tokens into share caps (tokens / max_tokens) in the GpuShareModel. When ticking stops,
 // caps return to each instance's quota.limit. Not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_VERTICAL_DRIVER_H_
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/env.h"
@@ -34,6 +36,9 @@ class VerticalDriver {
   void Register(int32_t instance, bool slo_sensitive, bool llm);
   // An instance on `gpu` started work: begins ticking if the GPU now qualifies.
   void OnWorkStarted(core::GpuId gpu);
+  // A work item of `instance` (an inference batch or a training iteration) ended: one
+  // iteration boundary, reported as InstanceActivity::cycles_completed at the next tick.
+  void OnIterationDone(int32_t instance) { ++cycles_[instance]; }
   // `instance` left `gpu` (already detached from the share model).
   void OnDetached(core::GpuId gpu, int32_t instance);
   int64_t ticks() const { return ticks_; }
@@ -43,7 +48,9 @@ class VerticalDriver {
     std::unique_ptr<core::VerticalController> controller;
     bool ticking = false;
     bool static_shares = false;  // controller period is infinite: never tick
+    std::vector<std::pair<int32_t, int64_t>> seen;  // resident -> cycles_ at the last tick
   };
+  int64_t TakeCycles(GpuTicker& t, int32_t instance);  // ends since the last tick
   void Tick(core::GpuId gpu);
   void StopTicking(core::GpuId gpu);
 
@@ -53,6 +60,7 @@ class VerticalDriver {
   const core::ClusterState& cluster_;
   std::vector<GpuTicker> gpus_;
   std::vector<uint8_t> flags_;  // per instance: bit 0 slo_sensitive, bit 1 llm
+  std::vector<int64_t> cycles_;  // per instance: iterations ended so far
   int64_t ticks_ = 0;
   std::vector<core::InstanceActivity> activity_;  // scratch
   std::vector<int64_t> tokens_;
