@@ -53,8 +53,8 @@ enum class GpuShareState { kNone, kEmergency, kRecovery, kContention };
 //   records a KLC = busy time / iterations between its last end and the most recent earlier
 //   end at least klc_span_periods of busy time back (none is recorded until such an end
 //   exists). An end's position is off by less than one period, so the relative error is below
-//   1 / klc_span_periods; several iterations ending in one period give sub-period resolution. T_min = the minimum
-//   recorded KLC over the last klc_min_window periods (the latest one when none is that recent;
+//   1 / klc_span_periods; several iterations ending in one period give sub-period resolution.
+//   T_min = the minimum recorded KLC over the last klc_min_window periods (the latest one when none is that recent;
 //   0 = the paper's all-time minimum): a batch-size change legitimately changes the iteration
 //   time, and an all-time minimum would then read as contention for ever. T_cur = the larger of
 //   the last recorded KLC and the busy time since the last end (an iteration that runs on
