@@ -57,8 +57,8 @@ enum class GpuShareState { kNone, kEmergency, kRecovery, kContention };
 //   T_min = the minimum recorded KLC over the last klc_min_window periods (the latest one when
 //   none is that recent; 0 = the paper's all-time minimum): a batch-size change legitimately
 //   changes the iteration time, and an all-time minimum would then read as contention for ever.
-//   T_cur = the larger of the last recorded KLC and the busy time since the last end (an iteration that runs on
-//   stretches T_cur while it lasts). min_klc_periods does not apply.
+//   T_cur = the larger of the last recorded KLC and the busy time since the last end (an
+//   iteration that runs on stretches T_cur while it lasts). min_klc_periods does not apply.
 // - Unknown (-1): a KLC is a run of consecutive periods with blocks (what back-to-back work
 //   merges into one endless cycle). T_min = the shortest completed KLC (at least
 //   min_klc_periods long); T_cur = the ongoing run while it lasts, but never less than the last
