@@ -29,7 +29,9 @@ class Env {
   // Runs `cb` as soon as possible on the Env's loop, after callbacks already due.
   virtual void Post(Callback cb) = 0;
 
-  TimerId RunAfter(absl::Duration delay, Callback cb) { return RunAt(Now() + delay, std::move(cb)); }
+  TimerId RunAfter(absl::Duration delay, Callback cb) {
+    return RunAt(Now() + delay, std::move(cb));
+  }
 };
 
 }  // namespace sluice::common

@@ -15,7 +15,9 @@ Env::TimerId MakeId(uint32_t slot, uint32_t generation) {
 }  // namespace
 
 Env::TimerId SimEnv::RunAt(absl::Time when, Callback cb) {
-  if (when < now_) when = now_;
+  if (when < now_) {
+    when = now_;
+  }
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -33,12 +35,18 @@ Env::TimerId SimEnv::RunAt(absl::Time when, Callback cb) {
 }
 
 bool SimEnv::Cancel(TimerId id) {
-  if (id == 0) return false;
+  if (id == 0) {
+    return false;
+  }
   const uint32_t slot = static_cast<uint32_t>((id & 0xffffffffULL) - 1);
   const uint32_t generation = static_cast<uint32_t>(id >> 32);
-  if (slot >= slots_.size()) return false;
+  if (slot >= slots_.size()) {
+    return false;
+  }
   Slot& s = slots_[slot];
-  if (!s.live || s.generation != generation) return false;
+  if (!s.live || s.generation != generation) {
+    return false;
+  }
   s.live = false;
   s.cb = nullptr;
   ++cancelled_in_heap_;
@@ -63,7 +71,9 @@ absl::Time SimEnv::NextEventTime() {
 
 bool SimEnv::Step() {
   PopCancelled();
-  if (heap_.empty()) return false;
+  if (heap_.empty()) {
+    return false;
+  }
   const Entry e = heap_.front();
   std::pop_heap(heap_.begin(), heap_.end(), Later);
   heap_.pop_back();
@@ -87,8 +97,12 @@ void SimEnv::Run() {
 
 void SimEnv::RunUntil(absl::Time until) {
   stopped_ = false;
-  while (!stopped_ && NextEventTime() <= until) Step();
-  if (!stopped_ && until > now_) now_ = until;
+  while (!stopped_ && NextEventTime() <= until) {
+    Step();
+  }
+  if (!stopped_ && until > now_) {
+    now_ = until;
+  }
 }
 
 }  // namespace sluice::common

@@ -27,7 +27,7 @@ TEST(SimEnvTest, CancelPreventsRunAndStaleIdsAreRejected) {
   EXPECT_FALSE(env.Cancel(id));
   EXPECT_EQ(env.pending(), 0u);
   auto id2 = env.RunAfter(absl::Seconds(1), [&] { ++runs; });  // reuses the slot
-  EXPECT_FALSE(env.Cancel(id));                                 // stale id
+  EXPECT_FALSE(env.Cancel(id));                                // stale id
   env.Run();
   EXPECT_EQ(runs, 1);
   EXPECT_FALSE(env.Cancel(id2));
@@ -37,7 +37,9 @@ TEST(SimEnvTest, CallbacksCanScheduleMoreWork) {
   SimEnv env;
   int count = 0;
   std::function<void()> tick = [&] {
-    if (++count < 10) env.RunAfter(absl::Milliseconds(5), tick);
+    if (++count < 10) {
+      env.RunAfter(absl::Milliseconds(5), tick);
+    }
   };
   env.Post(tick);
   env.Run();

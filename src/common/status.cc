@@ -17,8 +17,12 @@ void CheckFail(const char* cond, const char* file, int line, absl::string_view m
 absl::Status InputError(const InputLocation& where, absl::string_view field,
                         absl::string_view message) {
   std::string prefix = where.file.empty() ? "<input>" : where.file;
-  if (where.line > 0) absl::StrAppend(&prefix, ":", where.line);
-  if (field.empty()) return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", message));
+  if (where.line > 0) {
+    absl::StrAppend(&prefix, ":", where.line);
+  }
+  if (field.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", message));
+  }
   return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", field, "': ", message));
 }
 

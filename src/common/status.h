@@ -7,24 +7,26 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #define SLUICE_INTERNAL_CONCAT_(a, b) a##b
 #define SLUICE_INTERNAL_CONCAT(a, b) SLUICE_INTERNAL_CONCAT_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define SLUICE_RETURN_IF_ERROR(expr)                 \
-  do {                                               \
-    ::absl::Status sluice_status_ = (expr);          \
-    if (!sluice_status_.ok()) return sluice_status_; \
+#define SLUICE_RETURN_IF_ERROR(expr)        \
+  do {                                      \
+    ::absl::Status sluice_status_ = (expr); \
+    if (!sluice_status_.ok())               \
+      return sluice_status_;                \
   } while (0)
 
 #define SLUICE_INTERNAL_ASSIGN_OR_RETURN(tmp, lhs, expr) \
   auto tmp = (expr);                                     \
-  if (!tmp.ok()) return tmp.status();                    \
+  if (!tmp.ok())                                         \
+    return tmp.status();                                 \
   lhs = std::move(*tmp)
 
 // `lhs = *expr` if `expr` (an absl::StatusOr<T>) is OK, else returns its status.
@@ -32,13 +34,15 @@
   SLUICE_INTERNAL_ASSIGN_OR_RETURN(SLUICE_INTERNAL_CONCAT(sluice_or_, __LINE__), lhs, expr)
 
 // Invariant whose violation would corrupt state. Never used on external input.
-#define SLUICE_CHECK(cond)                                                               \
-  do {                                                                                   \
-    if (!(cond)) ::sluice::common::internal::CheckFail(#cond, __FILE__, __LINE__, ""); \
+#define SLUICE_CHECK(cond)                                                  \
+  do {                                                                      \
+    if (!(cond))                                                            \
+      ::sluice::common::internal::CheckFail(#cond, __FILE__, __LINE__, ""); \
   } while (0)
-#define SLUICE_CHECK_MSG(cond, msg)                                                       \
-  do {                                                                                    \
-    if (!(cond)) ::sluice::common::internal::CheckFail(#cond, __FILE__, __LINE__, (msg)); \
+#define SLUICE_CHECK_MSG(cond, msg)                                            \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      ::sluice::common::internal::CheckFail(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)
 
 namespace sluice::common {

@@ -6,7 +6,9 @@ namespace sluice::common {
 namespace {
 
 absl::StatusOr<int> Half(int x) {
-  if (x % 2 != 0) return absl::InvalidArgumentError("odd");
+  if (x % 2 != 0) {
+    return absl::InvalidArgumentError("odd");
+  }
   return x / 2;
 }
 absl::StatusOr<int> Quarter(int x) {
@@ -33,7 +35,9 @@ TEST(StatusTest, InputErrorNamesFileLineAndField) {
   EXPECT_EQ(InputError({"t.csv", 0}, "", "empty").message(), "t.csv: empty");
 }
 
-TEST(StatusDeathTest, CheckAborts) { EXPECT_DEATH(SLUICE_CHECK(1 == 2), "SLUICE_CHECK failed"); }
+TEST(StatusDeathTest, CheckAborts) {
+  EXPECT_DEATH(SLUICE_CHECK(1 == 2), "SLUICE_CHECK failed");
+}
 
 }  // namespace
 }  // namespace sluice::common

@@ -24,8 +24,14 @@ class Bytes {
   friend constexpr auto operator<=>(Bytes, Bytes) = default;
   constexpr Bytes operator+(Bytes o) const { return Bytes(n_ + o.n_); }
   constexpr Bytes operator-(Bytes o) const { return Bytes(n_ - o.n_); }
-  constexpr Bytes& operator+=(Bytes o) { n_ += o.n_; return *this; }
-  constexpr Bytes& operator-=(Bytes o) { n_ -= o.n_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    n_ += o.n_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes o) {
+    n_ -= o.n_;
+    return *this;
+  }
   friend std::ostream& operator<<(std::ostream& os, Bytes b) { return os << b.n_ << "B"; }
 
  private:
@@ -41,7 +47,9 @@ class Bandwidth {
   constexpr double bytes_per_second() const { return bps_; }
   // Time to move `b` at this bandwidth; InfiniteDuration when the bandwidth is zero.
   absl::Duration TimeFor(Bytes b) const {
-    if (bps_ <= 0) return absl::InfiniteDuration();
+    if (bps_ <= 0) {
+      return absl::InfiniteDuration();
+    }
     return absl::Seconds(static_cast<double>(b.count()) / bps_);
   }
   friend constexpr auto operator<=>(Bandwidth, Bandwidth) = default;

@@ -14,10 +14,10 @@ namespace sluice::core {
 // One load observation, typically taken every second.
 struct LoadSample {
   absl::Time at;
-  double rps = 0;                     // arrivals per second over the last sampling interval
-  int instances = 0;                  // deployed (warm or starting) instances
+  double rps = 0;                        // arrivals per second over the last sampling interval
+  int instances = 0;                     // deployed (warm or starting) instances
   double capacity_rps_per_instance = 0;  // profiled serving throughput of one instance
-  int queued = 0;                     // requests waiting at the gateway
+  int queued = 0;                        // requests waiting at the gateway
 };
 
 class HorizontalScaler {

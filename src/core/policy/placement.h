@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "core/resource/cluster.h"
 
 namespace sluice::core {
@@ -20,10 +21,10 @@ struct InstanceDemand {
   FunctionId function;
   InstanceId instance;
   FunctionKind kind = FunctionKind::kInference;
-  int gpus = 1;                // n_j: number of GPUs (data-parallel workers or model shards)
-  Bytes memory_per_gpu;        // GPU memory on each of them
-  SmQuota quota;               // per GPU
-  bool same_node = false;      // all GPUs on one node (training workers, where required)
+  int gpus = 1;            // n_j: number of GPUs (data-parallel workers or model shards)
+  Bytes memory_per_gpu;    // GPU memory on each of them
+  SmQuota quota;           // per GPU
+  bool same_node = false;  // all GPUs on one node (training workers, where required)
 };
 
 class PlacementPolicy {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::core {
@@ -21,16 +22,20 @@ ClusterSpec ClusterSpec::Uniform(int count, const NodeSpec& node, const std::str
 }
 
 QuotaKind ClassifyQuota(const SmQuota& q) {
-  if (q.request >= 1.0 && q.limit >= 1.0) return QuotaKind::kExclusive;
-  if (q.request == q.limit) return QuotaKind::kStatic;
+  if (q.request >= 1.0 && q.limit >= 1.0) {
+    return QuotaKind::kExclusive;
+  }
+  if (q.request == q.limit) {
+    return QuotaKind::kStatic;
+  }
   return QuotaKind::kElastic;
 }
 
 absl::Status ValidateQuota(const SmQuota& q) {
   if (!(q.request > 0) || !(q.request <= q.limit) || !(q.limit <= 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat("SM quota must satisfy 0 < request <= limit <= 1",
-                                                   " (request=", q.request, ", limit=", q.limit,
-                                                   ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SM quota must satisfy 0 < request <= limit <= 1", " (request=", q.request,
+                     ", limit=", q.limit, ")"));
   }
   return absl::OkStatus();
 }
@@ -61,9 +66,8 @@ absl::Status ClusterState::Add(const Allocation& a) {
   SLUICE_RETURN_IF_ERROR(ValidateQuota(a.quota));
   GpuState& g = gpus_[a.gpu.value()];
   if (a.memory.count() < 0 || g.memory_used + a.memory > g.spec.memory) {
-    return absl::ResourceExhaustedError(absl::StrCat("GPU ", a.gpu.value(), " has ",
-                                                     g.memory_free().mib(), " MiB free, need ",
-                                                     a.memory.mib()));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "GPU ", a.gpu.value(), " has ", g.memory_free().mib(), " MiB free, need ", a.memory.mib()));
   }
   auto& held = holdings_[a.instance];
   if (std::find(held.begin(), held.end(), a.gpu) != held.end()) {
@@ -82,13 +86,14 @@ absl::Status ClusterState::Add(const Allocation& a) {
 std::vector<Allocation> ClusterState::Remove(InstanceId instance) {
   std::vector<Allocation> released;
   auto it = holdings_.find(instance);
-  if (it == holdings_.end()) return released;
+  if (it == holdings_.end()) {
+    return released;
+  }
   for (GpuId id : it->second) {
     GpuState& g = gpus_[id.value()];
     auto& v = g.allocations;
-    auto a = std::find_if(v.begin(), v.end(), [&](const Allocation& x) {
-      return x.instance == instance;
-    });
+    auto a = std::find_if(v.begin(), v.end(),
+                          [&](const Allocation& x) { return x.instance == instance; });
     SLUICE_CHECK(a != v.end());
     g.sum_request -= a->quota.request;
     g.sum_limit -= a->quota.limit;
@@ -111,14 +116,18 @@ std::vector<GpuId> ClusterState::GpusOf(InstanceId instance) const {
 }
 
 void ClusterState::MarkActive(GpuId id) {
-  if (active_pos_[id.value()] >= 0) return;
+  if (active_pos_[id.value()] >= 0) {
+    return;
+  }
   active_pos_[id.value()] = static_cast<int>(active_.size());
   active_.push_back(id);
 }
 
 void ClusterState::MarkIdle(GpuId id) {
   const int pos = active_pos_[id.value()];
-  if (pos < 0) return;
+  if (pos < 0) {
+    return;
+  }
   const GpuId last = active_.back();
   active_[pos] = last;
   active_pos_[last.value()] = pos;

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+
 #include "common/ids.h"
 #include "common/units.h"
 

@@ -5,7 +5,9 @@
 namespace sluice::core {
 namespace {
 
-ClusterState TwoNodes() { return ClusterState(ClusterSpec::Uniform(2, NodeSpec{})); }
+ClusterState TwoNodes() {
+  return ClusterState(ClusterSpec::Uniform(2, NodeSpec{}));
+}
 
 Allocation Alloc(int inst, int gpu, double gib, double req, double lim) {
   return Allocation{InstanceId(inst), FunctionId(1), GpuId(gpu), Bytes::GiB(gib), {req, lim}};
@@ -46,7 +48,9 @@ TEST(ClusterStateTest, RejectsOverMemoryBadQuotaAndDuplicates) {
 
 TEST(ClusterStateTest, MultiGpuInstanceReleasesAll) {
   ClusterState c = TwoNodes();
-  for (int g = 0; g < 4; ++g) ASSERT_TRUE(c.Add(Alloc(7, g, 20, 0.5, 1.0)).ok());
+  for (int g = 0; g < 4; ++g) {
+    ASSERT_TRUE(c.Add(Alloc(7, g, 20, 0.5, 1.0)).ok());
+  }
   EXPECT_EQ(c.GpusOf(InstanceId(7)).size(), 4u);
   EXPECT_EQ(c.active_gpus().size(), 4u);
   EXPECT_EQ(c.Remove(InstanceId(7)).size(), 4u);
