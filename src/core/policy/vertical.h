@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+
 #include "core/resource/cluster.h"
 
 namespace sluice::core {
@@ -19,8 +20,8 @@ namespace sluice::core {
 struct InstanceActivity {
   InstanceId instance;
   SmQuota quota;
-  bool slo_sensitive = true;  // inference: true; training / best effort: false
-  bool llm = false;           // LLM instances use a tighter violation threshold
+  bool slo_sensitive = true;    // inference: true; training / best effort: false
+  bool llm = false;             // LLM instances use a tighter violation threshold
   int64_t blocks_launched = 0;  // kernel blocks launched in the period that just ended
   // Iterations (inference batches / training steps) that ended in the period; -1 = unknown.
   // Dilu's KLC is the kernel launch cycle *within an iteration*: when known, controllers measure
