@@ -19,7 +19,9 @@ extern "C" {
 /* Version handshake: a client and a server talk if their majors are equal; they then use
  * min(minor). A minor bump only appends fields into reserved space or adds message types. */
 #define SLUICE_PROTO_MAJOR 1
-#define SLUICE_PROTO_MINOR 0
+#define SLUICE_PROTO_MINOR 1
+/* Minor history: 1.1 added SluiceSlot.sync_points (a 1.0 peer neither writes nor reads it). */
+#define SLUICE_PROTO_MINOR_SYNC_POINTS 1
 
 /* ---- Shared-memory segment: one per GPU, in /dev/shm ----
  * Name: SLUICE_SHM_PREFIX + GPU UUID as printed by nvidia-smi, e.g. "/sluice-gpu-GPU-8a5c...".
@@ -98,7 +100,12 @@ typedef struct SluiceSlot {
   int64_t mem_limit_bytes; /* [atomic] server: device-memory limit; 0 = unlimited */
   int64_t mem_used_bytes;  /* [atomic] client: bytes currently allocated (relaxed add/sub) */
   int64_t mem_peak_bytes;  /* [atomic] client: high-water mark (relaxed CAS max) */
-  uint8_t pad2[SLUICE_CACHE_LINE - 24];
+  /* [atomic] 1.1 client: host synchronisation points (cuStreamSynchronize, cuCtxSynchronize,
+   * cuEventSynchronize, synchronous cuMemcpyDtoH) since registration, relaxed add; the server
+   * counts one iteration boundary per point. Off line 0 so the launch path never shares it.
+   * Zero and unused when the negotiated minor is 0. */
+  int64_t sync_points;
+  uint8_t pad2[SLUICE_CACHE_LINE - 32];
   /* -- line 3: server-published per-period statistics (observability, tests) -- */
   int64_t blocks_last_period;  /* [atomic] blocks_total delta over the last full period */
   int64_t kernels_last_period; /* [atomic] kernels_total delta over the last full period */
@@ -111,6 +118,7 @@ SLUICE_STATIC_ASSERT(sizeof(SluiceShmHeader) == 256, "header layout");
 SLUICE_STATIC_ASSERT(sizeof(SluiceSlot) == 4 * SLUICE_CACHE_LINE, "slot layout");
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, state) == SLUICE_CACHE_LINE, "slot line 1");
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, mem_limit_bytes) == 2 * SLUICE_CACHE_LINE, "line 2");
+SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, sync_points) == 2 * SLUICE_CACHE_LINE + 24, "line 2");
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, blocks_last_period) == 3 * SLUICE_CACHE_LINE, "line 3");
 
 /* The slots follow the header; the segment is mapped page-aligned so slots are line-aligned. */

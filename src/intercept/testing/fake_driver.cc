@@ -81,6 +81,15 @@ const Entry kEntries[] = {
     {"cuStreamEndCapture", 10000, true, "cuStreamEndCapture_ptsz"},
     {"cuStreamIsCapturing", 10000, false, "cuStreamIsCapturing"},
     {"cuStreamIsCapturing", 10000, true, "cuStreamIsCapturing_ptsz"},
+    {"cuCtxSynchronize", 2000, false, "cuCtxSynchronize"},
+    {"cuCtxSynchronize", 13000, false, "cuCtxSynchronize_v2"},
+    {"cuStreamSynchronize", 2000, false, "cuStreamSynchronize"},
+    {"cuStreamSynchronize", 7000, true, "cuStreamSynchronize_ptsz"},
+    {"cuEventSynchronize", 2000, false, "cuEventSynchronize"},
+    {"cuMemcpyDtoH", 3020, false, "cuMemcpyDtoH_v2"},
+    {"cuMemcpyDtoH", 7000, true, "cuMemcpyDtoH_v2_ptds"},
+    {"cuMemcpyDtoHAsync", 3020, false, "cuMemcpyDtoHAsync_v2"},
+    {"cuMemcpyDtoHAsync", 7000, true, "cuMemcpyDtoHAsync_v2_ptsz"},
 };
 
 void* SelfHandle() {

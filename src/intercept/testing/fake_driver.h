@@ -25,6 +25,9 @@ struct FakeState {
   std::atomic<int64_t> total_bytes{int64_t{1} << 30};  // device capacity (tests may lower it)
   std::atomic<int> fail_next_free{0};  // make the next free return CUDA_ERROR_INVALID_VALUE
   std::atomic<int> gpa_calls{0};       // cuGetProcAddress calls, both versions
+  std::atomic<int64_t> syncs{0};       // synchronisation calls and copies (fake_driver_sync.cc)
+  std::atomic<const char*> last_sync{""};  // symbol of the last of them
+  std::atomic<int> fail_next_sync{0};  // make the next of them return CUDA_ERROR_INVALID_VALUE
 };
 
 }  // namespace sluice::intercept::fake

@@ -184,7 +184,7 @@ void FakeTokenServer::Answer(int fd) {
   SluiceWelcome w{};
   w.hdr = {SLUICE_MSG_MAGIC, SLUICE_MSG_WELCOME, sizeof(SluiceWelcome)};
   w.version_major = SLUICE_PROTO_MAJOR;
-  w.version_minor = SLUICE_PROTO_MINOR;
+  w.version_minor = options_.welcome_minor;
   w.slot_index = static_cast<uint32_t>(claimed);
   w.generation = generation;
   w.shm_bytes = shm_bytes_;

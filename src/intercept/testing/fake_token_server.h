@@ -29,6 +29,7 @@ struct FakeServerOptions {
   uint32_t fail_policy = SLUICE_FAIL_OPEN;
   int64_t fail_timeout_ns = 100 * 1000 * 1000;
   uint32_t reject_reason = 0;  // non-zero: reject every hello with this reason
+  uint16_t welcome_minor = SLUICE_PROTO_MINOR;  // minor negotiated in welcomes (0: a 1.0 server)
 };
 
 class FakeTokenServer {
