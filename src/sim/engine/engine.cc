@@ -3,6 +3,8 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -37,6 +39,12 @@ Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy,
       host_cache_(cluster_.node_count()),
       cluster_metrics_(start_, config.horizon) {
   vertical_ = std::make_unique<VerticalDriver>(env_, *policy_, shares_, cluster_);
+  if (log_ != nullptr) {
+    vertical_->SetShareLog([this](int32_t id, core::GpuId gpu, double cap, std::string_view state) {
+      Log(instances_[id]->function(), "share inst=", id, " gpu=", gpu.value(),
+          absl::StrFormat(" cap=%.3f", cap), " state=", std::string(state));
+    });
+  }
 }
 
 Engine::~Engine() = default;

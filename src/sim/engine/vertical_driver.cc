@@ -9,8 +9,29 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/dilu/vertical_controller.h"
 
 namespace sluice::sim {
+namespace {
+
+std::string_view StateName(const core::VerticalController& c) {
+  const auto* dilu = dynamic_cast<const core::DiluVerticalController*>(&c);
+  if (dilu == nullptr)
+    return "NONE";
+  switch (dilu->state()) {
+    case core::GpuShareState::kEmergency:
+      return "EMERGENCY";
+    case core::GpuShareState::kRecovery:
+      return "RECOVERY";
+    case core::GpuShareState::kContention:
+      return "CONTENTION";
+    case core::GpuShareState::kNone:
+      break;
+  }
+  return "NONE";
+}
+
+}  // namespace
 
 VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuShareModel& shares,
                                const core::ClusterState& cluster)
@@ -20,7 +41,9 @@ void VerticalDriver::Register(int32_t instance, bool slo_sensitive, bool llm) {
   if (static_cast<size_t>(instance) >= flags_.size()) {
     flags_.resize(instance + 1, 0);
     cycles_.resize(instance + 1, 0);
+    logged_cap_.resize(instance + 1, -1);
   }
+  logged_cap_[instance] = -1;
   flags_[instance] = static_cast<uint8_t>((slo_sensitive ? 1 : 0) | (llm ? 2 : 0));
 }
 
@@ -82,6 +105,8 @@ void VerticalDriver::Tick(core::GpuId gpu) {
     caps_[k] = static_cast<double>(tokens_[k]) / static_cast<double>(max_tokens);
   }
   shares_.SetCaps(gpu, caps_);
+  if (share_log_ != nullptr)
+    ReportCaps(gpu, t, caps_, StateName(*t.controller));
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
@@ -96,8 +121,30 @@ int64_t VerticalDriver::TakeCycles(GpuTicker& t, int32_t instance) {
 }
 
 void VerticalDriver::StopTicking(core::GpuId gpu) {
-  gpus_[gpu.value()].ticking = false;
+  GpuTicker& t = gpus_[gpu.value()];
+  t.ticking = false;
   shares_.ResetCaps(gpu);
+  if (share_log_ == nullptr)
+    return;
+  caps_.clear();
+  for (int32_t id : shares_.residents(gpu))
+    caps_.push_back(shares_.quota(id).limit);
+  ReportCaps(gpu, t, caps_, t.logged_state);
+}
+
+void VerticalDriver::ReportCaps(core::GpuId gpu, GpuTicker& t, std::span<const double> caps,
+                                std::string_view state) {
+  const bool state_changed = state != t.logged_state;
+  t.logged_state = state;
+  const auto residents = shares_.residents(gpu);
+  for (size_t k = 0; k < residents.size() && k < caps.size(); ++k) {
+    const int32_t id = residents[k];
+    const double before = logged_cap_[id] < 0 ? shares_.quota(id).limit : logged_cap_[id];
+    if (!state_changed && std::abs(caps[k] - before) < kMaterialCapChange)
+      continue;
+    logged_cap_[id] = caps[k];
+    share_log_(id, gpu, caps[k], state);
+  }
 }
 
 void VerticalDriver::OnDetached(core::GpuId gpu, int32_t instance) {
