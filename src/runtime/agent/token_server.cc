@@ -103,36 +103,47 @@ void TokenServer::RunPeriod() {
   ScheduleNext();
 }
 
+core::InstanceActivity TokenServer::ReadActivity(uint32_t i, int64_t period_ns) {
+  SluiceSlot& s = segment_->slot(i);
+  SlotBook& b = books_[i];
+  const int64_t blocks = Shared(s.blocks_total).load(std::memory_order_relaxed);
+  const int64_t kernels = Shared(s.kernels_total).load(std::memory_order_relaxed);
+  const int64_t delta = std::max<int64_t>(0, blocks - b.last_blocks);
+  Shared(s.blocks_last_period).store(delta, std::memory_order_relaxed);
+  Shared(s.kernels_last_period).store(std::max<int64_t>(0, kernels - b.last_kernels));
+  b.last_blocks = blocks;
+  b.last_kernels = kernels;
+  if (delta > 0) {
+    ++b.run_periods;
+  } else if (b.run_periods > 0) {  // a kernel-launch cycle just ended
+    Shared(s.klc_ns).store(b.run_periods * period_ns, std::memory_order_relaxed);
+    b.run_periods = 0;
+  }
+  const uint32_t req = Shared(s.request_ppm).load(std::memory_order_relaxed);
+  const uint32_t lim = Shared(s.limit_ppm).load(std::memory_order_relaxed);
+  core::InstanceActivity a;
+  a.instance = ControllerId(i);
+  a.quota = core::SmQuota{req / 1e6, lim / 1e6};
+  a.slo_sensitive = Shared(s.priority).load(std::memory_order_relaxed) == SLUICE_PRIO_SLO;
+  a.llm = (Shared(s.flags).load(std::memory_order_relaxed) & SLUICE_SLOT_FLAG_LLM) != 0;
+  a.blocks_launched = delta;
+  if (b.minor >= SLUICE_PROTO_MINOR_SYNC_POINTS) {  // a 1.0 client never writes sync_points
+    const int64_t syncs = Shared(s.sync_points).load(std::memory_order_relaxed);
+    a.cycles_completed = std::max<int64_t>(0, syncs - b.last_sync_points);
+    b.last_sync_points = syncs;
+  }
+  return a;
+}
+
 void TokenServer::Refill(int64_t seq, absl::Time now) {
   activity_.clear();
   active_.clear();
   const int64_t period_ns = absl::ToInt64Nanoseconds(config_.period);
   for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
-    SluiceSlot& s = segment_->slot(i);
-    if (Shared(s.state).load(std::memory_order_acquire) != SLUICE_SLOT_ACTIVE) continue;
-    SlotBook& b = books_[i];
-    const int64_t blocks = Shared(s.blocks_total).load(std::memory_order_relaxed);
-    const int64_t kernels = Shared(s.kernels_total).load(std::memory_order_relaxed);
-    const int64_t delta = std::max<int64_t>(0, blocks - b.last_blocks);
-    Shared(s.blocks_last_period).store(delta, std::memory_order_relaxed);
-    Shared(s.kernels_last_period).store(std::max<int64_t>(0, kernels - b.last_kernels));
-    b.last_blocks = blocks;
-    b.last_kernels = kernels;
-    if (delta > 0) {
-      ++b.run_periods;
-    } else if (b.run_periods > 0) {  // a kernel-launch cycle just ended
-      Shared(s.klc_ns).store(b.run_periods * period_ns, std::memory_order_relaxed);
-      b.run_periods = 0;
+    if (Shared(segment_->slot(i).state).load(std::memory_order_acquire) != SLUICE_SLOT_ACTIVE) {
+      continue;
     }
-    const uint32_t req = Shared(s.request_ppm).load(std::memory_order_relaxed);
-    const uint32_t lim = Shared(s.limit_ppm).load(std::memory_order_relaxed);
-    core::InstanceActivity a;
-    a.instance = ControllerId(i);
-    a.quota = core::SmQuota{req / 1e6, lim / 1e6};
-    a.slo_sensitive = Shared(s.priority).load(std::memory_order_relaxed) == SLUICE_PRIO_SLO;
-    a.llm = (Shared(s.flags).load(std::memory_order_relaxed) & SLUICE_SLOT_FLAG_LLM) != 0;
-    a.blocks_launched = delta;
-    activity_.push_back(a);
+    activity_.push_back(ReadActivity(i, period_ns));
     active_.push_back(i);
   }
   tokens_.assign(activity_.size(), 0);
@@ -187,8 +198,8 @@ void TokenServer::RetireLocked(uint32_t i) {
   // Release the instance's tokens, counters and memory charge; the process (if any) is gone or
   // has hung up, so whatever it allocated on the device is freed with it.
   for (int64_t* f : {&s.budget, &s.blocks_total, &s.kernels_total, &s.mem_used_bytes,
-                     &s.mem_peak_bytes, &s.blocks_last_period, &s.kernels_last_period,
-                     &s.tokens_issued, &s.klc_ns}) {
+                     &s.mem_peak_bytes, &s.sync_points, &s.blocks_last_period,
+                     &s.kernels_last_period, &s.tokens_issued, &s.klc_ns}) {
     Shared(*f).store(0, std::memory_order_relaxed);
   }
   s.pid = 0;

@@ -1,6 +1,6 @@
 // TokenServer: the per-GPU token server of the node agent (one per GPU UUID). Every period
-// (5 ms by default, >= 1 ms) it reads each registered instance's kernel-block counters from the
-// GPU's shared-memory segment, runs the core VerticalController (the same class the simulator
+// (5 ms by default, >= 1 ms) it reads each registered instance's kernel-block and (protocol 1.1)
+// synchronisation-point counters from the GPU's shared-memory segment, runs the core VerticalController (the same class the simulator
 // runs) and writes the next period's budgets, stamped with the period, then wakes throttled
 // clients (FUTEX_WAKE) and refreshes the heartbeat. Registration (hello -> welcome | reject)
 // comes from RegistrationServer or tests; a client's slot is retired on socket EOF or when its
@@ -113,6 +113,8 @@ class TokenServer {
   struct SlotBook {  // server-private state of one slot
     int64_t last_blocks = 0;
     int64_t last_kernels = 0;
+    int64_t last_sync_points = 0;
+    uint16_t minor = 0;   // negotiated protocol minor; >= 1 publishes sync_points
     int run_periods = 0;  // consecutive non-empty periods (the current kernel-launch cycle)
   };
 
@@ -122,6 +124,10 @@ class TokenServer {
   void RunPeriod() ABSL_LOCKS_EXCLUDED(mu_);
   void ScheduleNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Refill(int64_t seq, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads ACTIVE slot `i`'s counters, publishes its line-3 statistics and returns what the
+  // controller sees of it this period (cycles_completed = sync_points delta, -1 for 1.0 clients).
+  core::InstanceActivity ReadActivity(uint32_t i, int64_t period_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WakeWaiters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int ClaimSlot(const PeerCred& peer, int32_t requested, uint32_t* reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

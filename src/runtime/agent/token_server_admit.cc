@@ -68,12 +68,14 @@ Admission TokenServer::Admit(const PeerCred& peer, const SluiceHello& hello) {
                               : absl::StrCat("slot ", hello.requested_slot, " unavailable"));
   }
   FillSlot(static_cast<uint32_t>(slot), peer, hello.instance_id);
+  const uint16_t minor = std::min<uint16_t>(SLUICE_PROTO_MINOR, hello.version_minor);
+  books_[static_cast<uint32_t>(slot)].minor = minor;
   Admission a;
   a.admitted = true;
   SluiceWelcome& w = a.welcome;
   w.hdr = {SLUICE_MSG_MAGIC, SLUICE_MSG_WELCOME, sizeof(SluiceWelcome)};
   w.version_major = SLUICE_PROTO_MAJOR;
-  w.version_minor = std::min<uint16_t>(SLUICE_PROTO_MINOR, hello.version_minor);
+  w.version_minor = minor;
   w.slot_index = static_cast<uint32_t>(slot);
   w.generation = Shared(segment_->slot(w.slot_index).generation).load();
   w.shm_bytes = segment_->bytes();
@@ -109,8 +111,8 @@ void TokenServer::FillSlot(uint32_t i, const PeerCred& peer, int64_t instance_id
   const bool reattach = Shared(s.state).load() == SLUICE_SLOT_ACTIVE;
   if (!reattach) {
     for (int64_t* f : {&s.blocks_total, &s.kernels_total, &s.mem_used_bytes, &s.mem_peak_bytes,
-                       &s.blocks_last_period, &s.kernels_last_period, &s.tokens_issued,
-                       &s.klc_ns}) {
+                       &s.sync_points, &s.blocks_last_period, &s.kernels_last_period,
+                       &s.tokens_issued, &s.klc_ns}) {
       Shared(*f).store(0, std::memory_order_relaxed);
     }
     books_[i] = SlotBook{};

@@ -44,9 +44,12 @@ class TokenServerTest : public ::testing::Test {
     server_->Start();
   }
 
+  // The clients here play protocol 1.0 (no sync points), so the controller infers launch cycles
+  // from runs of busy periods; token_server_sync_test.cc covers 1.1 iteration boundaries.
   Admission Hello(int64_t instance, pid_t pid = getpid(), int32_t slot = -1) {
-    return server_->Admit(PeerCred{pid, getuid(), getgid()},
-                          MakeHello(config_.gpu_uuid, instance, slot));
+    SluiceHello hello = MakeHello(config_.gpu_uuid, instance, slot);
+    hello.version_minor = 0;
+    return server_->Admit(PeerCred{pid, getuid(), getgid()}, hello);
   }
   uint32_t Register(int64_t instance, double request, double limit, bool slo) {
     InstanceSpec spec;
