@@ -68,17 +68,17 @@ struct SyncRig {
         Sym<PFN_cuMemcpyDtoH_v7000_ptds>(lib, "cuMemcpyDtoH_v2_ptds")(buf, kSrc, sizeof(buf)),
     };
     int ok = 0;
-    for (CUresult r : results) ok += r == CUDA_SUCCESS ? 1 : 0;
+    for (CUresult r : results)
+      ok += r == CUDA_SUCCESS ? 1 : 0;
     return ok;
   }
   // The two Async device-to-host copies (pass-through stubs).
   void CallAsyncCopies() {
     char buf[16];
-    EXPECT_EQ(Sym<PFN_cuMemcpyDtoHAsync_v3020>(lib, "cuMemcpyDtoHAsync_v2")(buf, kSrc, 16,
-                                                                              nullptr),
+    EXPECT_EQ(Sym<PFN_cuMemcpyDtoHAsync_v3020>(lib, "cuMemcpyDtoHAsync_v2")(buf, kSrc, 16, nullptr),
               CUDA_SUCCESS);
-    EXPECT_EQ(Sym<PFN_cuMemcpyDtoHAsync_v7000_ptsz>(lib, "cuMemcpyDtoHAsync_v2_ptsz")(
-                  buf, kSrc, 16, nullptr),
+    EXPECT_EQ(Sym<PFN_cuMemcpyDtoHAsync_v7000_ptsz>(lib, "cuMemcpyDtoHAsync_v2_ptsz")(buf, kSrc, 16,
+                                                                                      nullptr),
               CUDA_SUCCESS);
   }
 };

@@ -1,10 +1,10 @@
 // TokenServer: the per-GPU token server of the node agent (one per GPU UUID). Every period
 // (5 ms by default, >= 1 ms) it reads each registered instance's kernel-block and (protocol 1.1)
-// synchronisation-point counters from the GPU's shared-memory segment, runs the core VerticalController (the same class the simulator
-// runs) and writes the next period's budgets, stamped with the period, then wakes throttled
-// clients (FUTEX_WAKE) and refreshes the heartbeat. Registration (hello -> welcome | reject)
-// comes from RegistrationServer or tests; a client's slot is retired on socket EOF or when its
-// pid disappears, releasing its memory charge.
+// synchronisation-point counters from the GPU's shared-memory segment, runs the core
+// VerticalController (the same class the simulator runs) and writes the next period's budgets,
+// stamped with the period, then wakes throttled clients (FUTEX_WAKE) and refreshes the heartbeat.
+// Registration (hello -> welcome | reject) comes from RegistrationServer or tests; a client's
+// slot is retired on socket EOF or when its pid disappears, releasing its memory charge.
 // Thread safety: the period runs on the Env's loop; Admit/Retire/SetInstanceSpec/Slots may be
 // called from any thread. `mu_` guards the bookkeeping; the segment's fields are atomics shared
 // with client processes (protocol.h gives each field's writer and ordering).

@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/sim_env.h"
 #include "gtest/gtest.h"
+
+#include "common/sim_env.h"
 #include "runtime/agent/agent_client.h"
 #include "runtime/agent/controller_factory.h"
 #include "runtime/agent/token_server.h"
@@ -30,7 +31,8 @@ class RecordingController : public core::VerticalController {
   void Issue(absl::Time, int64_t max_tokens, std::span<const core::InstanceActivity> instances,
              std::span<int64_t> tokens_out) override {
     periods.emplace_back(instances.begin(), instances.end());
-    for (int64_t& t : tokens_out) t = max_tokens / static_cast<int64_t>(tokens_out.size());
+    for (int64_t& t : tokens_out)
+      t = max_tokens / static_cast<int64_t>(tokens_out.size());
   }
   std::vector<std::vector<core::InstanceActivity>> periods;
 };
@@ -67,7 +69,8 @@ class TokenServerSyncTest : public ::testing::Test {
   int64_t LastCycles(int64_t instance) {
     EXPECT_FALSE(controller_->periods.empty());
     for (const core::InstanceActivity& a : controller_->periods.back()) {
-      if (a.instance == common::InstanceId(instance)) return a.cycles_completed;
+      if (a.instance == common::InstanceId(instance))
+        return a.cycles_completed;
     }
     ADD_FAILURE() << "instance " << instance << " not shown to the controller";
     return -2;
@@ -153,17 +156,23 @@ TEST(TokenServerSyncDiluTest, StalledIterationsRaiseTheSloShare) {
   auto period = [&](bool slo_busy, bool slo_iteration_ends) {
     for (uint32_t i : slots) {
       SluiceSlot& s = server.segment().slot(i);
-      if (i == slots[0] && !slo_busy) continue;
+      if (i == slots[0] && !slo_busy)
+        continue;
       Shared(s.blocks_total).fetch_add(std::max<int64_t>(Shared(s.budget).exchange(0), 1));
       Shared(s.kernels_total).fetch_add(1);
-      if (i == slots[0] && slo_iteration_ends) Shared(s.sync_points).fetch_add(1);
+      if (i == slots[0] && slo_iteration_ends)
+        Shared(s.sync_points).fetch_add(1);
     }
     env.Advance(kPeriod);
   };
-  auto tokens = [&](uint32_t i) { return Shared(server.segment().slot(i).tokens_issued).load(); };
-  for (int i = 0; i < 60; ++i) period(i % 2 == 0, i % 2 == 0);  // 1-period iterations
+  auto tokens = [&](uint32_t i) {
+    return Shared(server.segment().slot(i).tokens_issued).load();
+  };
+  for (int i = 0; i < 60; ++i)
+    period(i % 2 == 0, i % 2 == 0);  // 1-period iterations
   const int64_t slo_before = tokens(slots[0]), be_before = tokens(slots[1]);
-  for (int i = 0; i < 3; ++i) period(true, false);  // busy, but no iteration ends
+  for (int i = 0; i < 3; ++i)
+    period(true, false);  // busy, but no iteration ends
   EXPECT_GT(tokens(slots[0]), slo_before);
   EXPECT_LT(tokens(slots[1]), be_before / 2) << "best effort squeezed";
 }
