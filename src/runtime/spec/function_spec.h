@@ -1,0 +1,96 @@
+// The declarative per-function spec a user deploys (one YAML file per function), its strict
+// parser and its YAML writer. Used by the controller (registry, persistence), the CLI (`sluice
+// deploy FILE`) and the gateway/agent (batching, queue, command). Schema: README.md here.
+// Thread-safe: pure functions over values; LoadFunctionSpec reads one file.
+#ifndef SLUICE_RUNTIME_SPEC_FUNCTION_SPEC_H_
+#define SLUICE_RUNTIME_SPEC_FUNCTION_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace sluice::runtime {
+
+enum class FunctionKind { kInference, kTraining, kLlm };
+
+// "inference", "training" or "llm" (the YAML spelling).
+const char* FunctionKindName(FunctionKind kind);
+
+struct ModelSpec {
+  std::string path;  // Required, non-empty.
+  std::string name;  // Optional perf-model key; empty when absent.
+  bool operator==(const ModelSpec&) const = default;
+};
+
+struct BatchingSpec {
+  int max_batch = 1;                // >= 1.
+  double max_queue_delay_ms = 0.0;  // >= 0.
+  bool operator==(const BatchingSpec&) const = default;
+};
+
+struct AutoscalingSpec {
+  int min = 0;  // 0 <= min <= max.
+  int max = 1;  // >= 1.
+  bool operator==(const AutoscalingSpec&) const = default;
+};
+
+// Pre-set <request, limit> SM quota fractions; absent means "profile it".
+struct QuotaSpec {
+  double request = 0.0;  // 0 < request <= limit.
+  double limit = 0.0;    // limit <= 1.
+  bool operator==(const QuotaSpec&) const = default;
+};
+
+// Bounded per-function queue and per-request deadline.
+struct QueueSpec {
+  int max_length = 0;       // >= 1.
+  double timeout_ms = 0.0;  // > 0.
+  bool operator==(const QueueSpec&) const = default;
+};
+
+struct TrainingSpec {
+  int workers = 0;         // >= 1.
+  int64_t iterations = 0;  // >= 1.
+  bool operator==(const TrainingSpec&) const = default;
+};
+
+// A validated spec: every invariant documented on the fields holds for values returned by
+// ParseFunctionSpec. Exactly one of `command` (non-empty) and `image` (non-empty) is set.
+struct FunctionSpec {
+  std::string name;  // DNS label: [a-z0-9-], 1-63 chars, starts and ends alphanumeric.
+  FunctionKind kind = FunctionKind::kInference;
+  std::vector<std::string> command;  // argv; "${PORT}" etc. are expanded by the agent.
+  std::string image;
+  ModelSpec model;
+  std::optional<double> slo_ms;  // Required (> 0) for inference/llm; optional for training.
+  double memory_gib = 0.0;       // GPU memory per GPU, > 0.
+  int gpus = 1;                  // >= 1.
+  BatchingSpec batching;
+  AutoscalingSpec autoscaling;
+  std::optional<QuotaSpec> quota;
+  std::optional<QueueSpec> queue;
+  std::map<std::string, std::string> env;  // Keys match [A-Za-z_][A-Za-z0-9_]*.
+  std::optional<TrainingSpec> training;    // Present iff kind == kTraining.
+  bool operator==(const FunctionSpec&) const = default;
+};
+
+// Parses and validates one spec from YAML `text`; `file` names it in errors. Every error is
+// InvalidArgument "file:line: field 'a.b': message" (common::InputError): unknown or duplicate
+// keys at any level, wrong types, missing required fields, impossible values, a training block
+// on a non-training kind, and YAML syntax errors (with their line, no field).
+absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file);
+
+// Reads `path` and parses it. NotFound/Internal naming the path when it cannot be read.
+absl::StatusOr<FunctionSpec> LoadFunctionSpec(const std::string& path);
+
+// Block-style YAML for `spec` that ParseFunctionSpec maps back to an equal spec (doubles are
+// written in shortest round-trip form). Optional parts are written only when present.
+std::string FunctionSpecToYaml(const FunctionSpec& spec);
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_SPEC_FUNCTION_SPEC_H_
