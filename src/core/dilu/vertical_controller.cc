@@ -285,4 +285,18 @@ void StaticRequestController::Issue(absl::Time now, int64_t max_tokens,
   }
 }
 
+std::string_view DiluVerticalController::state_name() const {
+  switch (state_) {
+    case GpuShareState::kEmergency:
+      return "EMERGENCY";
+    case GpuShareState::kRecovery:
+      return "RECOVERY";
+    case GpuShareState::kContention:
+      return "CONTENTION";
+    case GpuShareState::kNone:
+      break;
+  }
+  return "NONE";
+}
+
 }  // namespace sluice::core

@@ -98,6 +98,7 @@ class DiluVerticalController final : public VerticalController {
   void Forget(InstanceId instance) override;
 
   GpuShareState state() const { return state_; }
+  std::string_view state_name() const override;
   InstanceId emergency_owner() const { return owner_; }  // invalid unless kEmergency
   // Delta T of `instance` at the last Issue (0 if unknown).
   double delta_t(InstanceId instance) const;

@@ -43,6 +43,9 @@ class VerticalController {
                      std::span<int64_t> tokens_out) = 0;
   // Forget an instance's history (it left the GPU).
   virtual void Forget(InstanceId instance) {}
+  // The controller's GPU-wide state for logs and metrics ("NONE" for stateless controllers;
+  // Dilu: NONE, EMERGENCY, RECOVERY or CONTENTION).
+  virtual std::string_view state_name() const { return "NONE"; }
 };
 
 }  // namespace sluice::core

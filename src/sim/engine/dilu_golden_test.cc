@@ -26,18 +26,8 @@ namespace {
 
 using core::SmQuota;
 using testing::FakeFunction;
-
-std::string SourceDir() {
-  const char* d = std::getenv("SLUICE_SOURCE_DIR");
-  return d != nullptr ? d : ".";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
+using testing::SourceDir;
 
 SimConfig DiluBurstConfig() {
   SimConfig c = testing::SmallConfig(1, 2);

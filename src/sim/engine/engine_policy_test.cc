@@ -19,18 +19,8 @@ namespace {
 
 using core::SmQuota;
 using testing::FakeFunction;
-
-std::string SourceDir() {
-  const char* d = std::getenv("SLUICE_SOURCE_DIR");
-  return d != nullptr ? d : ".";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
+using testing::SourceDir;
 
 // Two functions on two nodes x 2 GPUs under MPS-r with a 3 s keep-alive. f0 follows
 // testdata/burst_rps.txt (4 req/s, a 40 req/s burst at 5-8 s, 4 req/s again) with batches of up

@@ -4,7 +4,10 @@
 #ifndef SLUICE_SIM_ENGINE_ENGINE_TEST_UTIL_H_
 #define SLUICE_SIM_ENGINE_ENGINE_TEST_UTIL_H_
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +120,20 @@ inline std::string Dump(const RunResult& r) {
 // True if `log` has a line equal to `line`.
 inline bool HasLine(const std::string& log, const std::string& line) {
   return absl::StrCat("\n", log).find(absl::StrCat("\n", line, "\n")) != std::string::npos;
+}
+
+// The repository root (ctest sets SLUICE_SOURCE_DIR), for goldens and fixtures.
+inline std::string SourceDir() {
+  const char* d = std::getenv("SLUICE_SOURCE_DIR");
+  return d != nullptr ? d : ".";
+}
+
+// The whole file, or "" when it cannot be read.
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace sluice::sim::testing

@@ -9,30 +9,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "core/dilu/vertical_controller.h"
 
 namespace sluice::sim {
-namespace {
-
-std::string_view StateName(const core::VerticalController& c) {
-  const auto* dilu = dynamic_cast<const core::DiluVerticalController*>(&c);
-  if (dilu == nullptr)
-    return "NONE";
-  switch (dilu->state()) {
-    case core::GpuShareState::kEmergency:
-      return "EMERGENCY";
-    case core::GpuShareState::kRecovery:
-      return "RECOVERY";
-    case core::GpuShareState::kContention:
-      return "CONTENTION";
-    case core::GpuShareState::kNone:
-      break;
-  }
-  return "NONE";
-}
-
-}  // namespace
-
 VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuShareModel& shares,
                                const core::ClusterState& cluster)
     : env_(env), policy_(policy), shares_(shares), cluster_(cluster), gpus_(cluster.gpu_count()) {}
@@ -106,7 +84,7 @@ void VerticalDriver::Tick(core::GpuId gpu) {
   }
   shares_.SetCaps(gpu, caps_);
   if (share_log_ != nullptr)
-    ReportCaps(gpu, t, caps_, StateName(*t.controller));
+    ReportCaps(gpu, t, caps_, t.controller->state_name());
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
