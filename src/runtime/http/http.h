@@ -1,0 +1,178 @@
+// runtime/http: the HTTP/1.1 layer of the daemons (gateway, controller, node agent) and of the
+// function SDK, over Boost.Beast/Asio. This header is free of Boost: the Asio types live behind
+// pimpl in the .cc files so every user compiles fast. Pieces:
+//   - EventLoop: one io_context run by one thread, and the daemon's common::Env (timers, Post).
+//   - Router + Server: async server; handlers answer through a Responder, now or later.
+//   - Client: async keep-alive client on an EventLoop (gateway -> instances, controller polls).
+//   - Fetch: a blocking one-shot request (CLI, tests, profiling trials on a worker thread).
+// Thread safety: documented on each class.
+#ifndef SLUICE_RUNTIME_HTTP_HTTP_H_
+#define SLUICE_RUNTIME_HTTP_HTTP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+
+namespace sluice::runtime::http {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;  // names lower-cased
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query as sent, e.g. "/v2/models/a/infer?x=1"
+  std::string path;    // target without the query, percent-decoded
+  std::string query;   // after '?', raw
+  Headers headers;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> params;  // {name} captures of the route
+  // The first header (case-insensitive name) / route parameter / query parameter, or "".
+  std::string header(const std::string& name) const;
+  std::string param(const std::string& name) const;
+  std::string query_param(const std::string& name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  Headers headers;  // extra headers, e.g. {"retry-after", "1"}
+  std::string body;
+};
+
+// {"error": {"code": status, "message": message}} with that status (docs/platform.md).
+Response ErrorResponse(int status, const std::string& message);
+Response JsonResponse(int status, std::string body);
+
+// Answers one request. Call exactly once, from any thread; a Responder dropped without being
+// called answers 500 "handler dropped the request".
+class Responder {
+ public:
+  Responder() = default;
+  explicit Responder(absl::AnyInvocable<void(Response)> send) : send_(std::move(send)) {}
+  Responder(Responder&&) = default;
+  Responder& operator=(Responder&&) = default;
+  ~Responder();
+  void operator()(Response response);
+
+ private:
+  absl::AnyInvocable<void(Response)> send_;
+};
+
+using Handler = std::function<void(Request&, Responder)>;
+
+// Routes (method, pattern) to handlers. Patterns are literal segments and {name} captures of one
+// whole segment: "/v2/models/{name}/infer". Unknown path: 404; known path, other method: 405.
+// Not thread-safe to modify; immutable once given to a Server.
+class Router {
+ public:
+  void Handle(const std::string& method, const std::string& pattern, Handler handler);
+  // Fills req.params and calls the handler, or answers 404/405.
+  void Dispatch(Request& req, Responder respond) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+// One io_context driven by one thread: the daemon's event loop and its common::Env (Now() reads
+// the steady clock as absl::Time; RunAt/Cancel/Post are thread-safe; callbacks run on the loop).
+class EventLoop : public common::Env {
+ public:
+  // Starts the loop thread.
+  static absl::StatusOr<std::unique_ptr<EventLoop>> Create();
+  ~EventLoop() override;  // Stop()s
+  absl::Time Now() const override;
+  TimerId RunAt(absl::Time when, Callback cb) override;
+  bool Cancel(TimerId id) override;
+  void Post(Callback cb) override;
+  // Stops the loop and joins its thread; pending callbacks are dropped. Idempotent; not from the
+  // loop thread.
+  void Stop();
+  bool InLoopThread() const;
+  void* native_io_context();  // boost::asio::io_context*, for runtime/http's own .cc files
+
+ private:
+  EventLoop();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: an ephemeral port (see Server::port())
+  int64_t max_body_bytes = 64 << 20;  // larger bodies: 413
+  absl::Duration idle_timeout = absl::Seconds(60);
+};
+
+// Asynchronous HTTP/1.1 server with keep-alive and pipelining-safe in-order answers, on `loop`.
+// Thread safety: Start/Stop from any thread but the loop's; handlers run on the loop thread.
+class Server {
+ public:
+  // Binds and starts accepting. Unavailable (naming host:port) when the bind fails.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(EventLoop& loop, const ServerOptions& o,
+                                                       Router router);
+  ~Server();  // Stop()s
+  int port() const;
+  // Closes the listener and every connection; requests in flight are dropped.
+  void Stop();
+
+ private:
+  Server();
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Where a client sends: "host:port" or "http://host:port".
+struct Endpoint {
+  std::string host;
+  int port = 0;
+  static absl::StatusOr<Endpoint> Parse(const std::string& url);
+  std::string ToString() const;  // "host:port"
+};
+
+struct ClientOptions {
+  int max_connections_per_endpoint = 64;
+  absl::Duration connect_timeout = absl::Seconds(2);
+};
+
+// Asynchronous HTTP/1.1 client with a keep-alive connection pool per endpoint, on `loop`.
+// Errors: Unavailable (connect refused/reset, naming the endpoint), DeadlineExceeded (timeout).
+// A non-2xx answer is a Response, not an error. Thread safety: Send from any thread; callbacks
+// run on the loop thread.
+class Client {
+ public:
+  using Callback = absl::AnyInvocable<void(absl::StatusOr<Response>)>;
+  Client(EventLoop& loop, const ClientOptions& options = {});
+  ~Client();
+  // `req.target` is sent as is; `req.path`/`params` are ignored. Host header is added.
+  void Send(const Endpoint& to, Request req, absl::Duration timeout, Callback done);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Blocking one-shot request on a private io_context (no loop needed). Same errors as Client.
+absl::StatusOr<Response> Fetch(const Endpoint& to, Request req,
+                               absl::Duration timeout = absl::Seconds(10));
+// Convenience: GET / POST with a body and content type.
+absl::StatusOr<Response> Get(const std::string& url_with_path,
+                             absl::Duration timeout = absl::Seconds(10));
+absl::StatusOr<Response> Post(const std::string& url_with_path, std::string body,
+                              const std::string& content_type = "application/json",
+                              absl::Duration timeout = absl::Seconds(10));
+
+}  // namespace sluice::runtime::http
+
+#endif  // SLUICE_RUNTIME_HTTP_HTTP_H_
