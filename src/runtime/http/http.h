@@ -23,6 +23,10 @@
 
 namespace sluice::runtime::http {
 
+namespace internal {
+class IoGate;  // io_gate.h: posts onto an io_context that may already be gone
+}  // namespace internal
+
 using Headers = std::vector<std::pair<std::string, std::string>>;  // names lower-cased
 
 struct Request {
@@ -101,6 +105,9 @@ class EventLoop : public common::Env {
   void Stop();
   bool InLoopThread() const;
   void* native_io_context();  // boost::asio::io_context*, for runtime/http's own .cc files
+  // The loop's gate (io_gate.h), shared with Responders and connections so that a late call
+  // after the loop is gone is dropped instead of touching a dead io_context.
+  std::shared_ptr<internal::IoGate> gate() const;
 
  private:
   EventLoop();
@@ -124,6 +131,10 @@ class Server {
                                                        Router router);
   ~Server();  // Stop()s
   int port() const;
+  // Connections accepted since Start (for tests and metrics). Thread-safe.
+  int64_t connections_accepted() const;
+  // Connections open now (accepted and not yet closed). Thread-safe.
+  int64_t open_connections() const;
   // Closes the listener and every connection; requests in flight are dropped.
   void Stop();
 
@@ -144,6 +155,9 @@ struct Endpoint {
 struct ClientOptions {
   int max_connections_per_endpoint = 64;
   absl::Duration connect_timeout = absl::Seconds(2);
+  // A pooled connection unused this long is closed instead of reused (servers drop idle
+  // connections too: Server's default is 60 s).
+  absl::Duration idle_timeout = absl::Seconds(30);
 };
 
 // Asynchronous HTTP/1.1 client with a keep-alive connection pool per endpoint, on `loop`.
@@ -153,7 +167,10 @@ struct ClientOptions {
 class Client {
  public:
   using Callback = absl::AnyInvocable<void(absl::StatusOr<Response>)>;
+  // `loop` must outlive the Client.
   Client(EventLoop& loop, const ClientOptions& options = {});
+  // Closes every connection. Callbacks of requests still in flight are dropped: destroyed on the
+  // loop thread without being called (a Responder captured in one then answers 500).
   ~Client();
   // `req.target` is sent as is; `req.path`/`params` are ignored. Host header is added.
   void Send(const Endpoint& to, Request req, absl::Duration timeout, Callback done);
