@@ -51,12 +51,4 @@ void Gateway::UpdateLoad(int32_t instance, int64_t old_load, int64_t new_load) {
   AddWarm(instance, new_load);
 }
 
-absl::Time BatchDueAt(absl::Time now, int64_t queued, absl::Time oldest, int max_batch,
-                      absl::Duration max_delay) {
-  if (queued >= max_batch)
-    return now;
-  const absl::Time due = oldest + max_delay;
-  return due <= now ? now : due;
-}
-
 }  // namespace sluice::sim

@@ -1,6 +1,7 @@
 // Gateway of one function in the simulator: holds requests while no instance of the function is
-// warm, picks the least-loaded warm instance for each request, and decides when a free instance
-// starts its next batch (max batch size, max queue delay). Used by the engine; not thread-safe.
+// warm and picks the least-loaded warm instance for each request (when a free instance starts its
+// next batch is core::BatchDueAt, shared with the runtime gateway). Used by the engine; not
+// thread-safe.
 #ifndef SLUICE_SIM_ENGINE_GATEWAY_H_
 #define SLUICE_SIM_ENGINE_GATEWAY_H_
 
@@ -51,12 +52,6 @@ class Gateway {
   int64_t min_ = 0;
   int64_t count_ = 0;
 };
-
-// When a free instance with `queued` >= 1 waiting requests, the oldest of which arrived at
-// `oldest`, starts its next batch: `now` if `queued` >= `max_batch` or the oldest has waited
-// `max_delay` (batch start is due), else oldest + max_delay (check again then).
-absl::Time BatchDueAt(absl::Time now, int64_t queued, absl::Time oldest, int max_batch,
-                      absl::Duration max_delay);
 
 }  // namespace sluice::sim
 

@@ -1,5 +1,6 @@
 // Gateway dispatch (least-loaded over load buckets, checked against a brute-force minimum on
-// seeded random operation sequences), the batching rule, and the metrics' percentile definition.
+// seeded random operation sequences) and the metrics' percentile definition. The batching rule is
+// tested in core/serving.
 #include "sim/engine/gateway.h"
 
 #include <map>
@@ -58,15 +59,6 @@ TEST(GatewayTest, RandomOperationsAlwaysReturnAMinimumLoad) {
       ASSERT_EQ(load[*pick], min) << "seed " << seed << " step " << step;
     }
   }
-}
-
-TEST(BatchDueAtTest, FullBatchOrExpiredDelayStartsNow) {
-  const absl::Time t0 = absl::UnixEpoch();
-  const absl::Time now = t0 + absl::Milliseconds(3);
-  EXPECT_EQ(BatchDueAt(now, 4, t0, 4, absl::Milliseconds(10)), now);
-  EXPECT_EQ(BatchDueAt(now, 1, t0, 4, absl::Milliseconds(10)), t0 + absl::Milliseconds(10));
-  EXPECT_EQ(BatchDueAt(now, 1, t0, 4, absl::Milliseconds(2)), now);
-  EXPECT_EQ(BatchDueAt(now, 1, t0, 4, absl::ZeroDuration()), now);
 }
 
 TEST(MetricsTest, NearestRankPercentilesSvrAndThroughput) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/status.h"
+#include "core/serving/batching.h"
 #include "sim/engine/engine.h"
 
 namespace sluice::sim {
@@ -76,7 +77,7 @@ void Engine::MaybeStartBatch(Instance& inst) {
   const absl::Time due =
       st == InstanceState::kDraining
           ? now
-          : BatchDueAt(now, static_cast<int64_t>(inst.queue.size()), inst.queue.front().arrival,
+          : core::BatchDueAt(now, static_cast<int64_t>(inst.queue.size()), inst.queue.front().arrival,
                        f.max_batch, f.config->max_queue_delay);
   if (due <= now) {
     if (inst.batch_timer != 0)
