@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/agent/controller_factory.h"
 #include "runtime/agent/registration_server.h"
+#include "runtime/agent/spin_calibration.h"
 #include "runtime/agent/token_server.h"
 #include "runtime/common/loop_env.h"
 #include "runtime/common/subprocess.h"
@@ -23,28 +24,6 @@
 
 namespace sluice::runtime {
 namespace {
-
-constexpr int kBatch = 8;
-
-// Runs sluice-spin with `args` in `env` and returns its JSON line with "event" == `event`.
-absl::StatusOr<nlohmann::json> RunSpin(const WorkerEnv& env, std::vector<std::string> args,
-                                       const std::string& event, absl::Duration timeout) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, env.Spawn(std::move(args), false));
-  return ReadEvent(*p, event, timeout);
-}
-
-absl::StatusOr<int64_t> Calibrate(const WorkerEnv& env, const ShareTestOptions& o, int grid) {
-  SLUICE_ASSIGN_OR_RETURN(
-      nlohmann::json r,
-      RunSpin(env,
-              {"--grid", std::to_string(grid), "--block-ns", std::to_string(o.block_ns),
-               "--batch", std::to_string(kBatch), "--seconds", "1"},
-              "result", absl::Seconds(60)));
-  const double span_s = (r.value("last_ns", 0.0) - r.value("first_ns", 0.0)) / 1e9;
-  const double blocks = r.value("blocks", 0.0) - double(grid) * kBatch;  // first batch: t=0
-  if (span_s <= 0 || blocks <= 0) return absl::InternalError("calibration measured nothing");
-  return static_cast<int64_t>(blocks / span_s);
-}
 
 struct Server {
   std::unique_ptr<LoopEnv> loop;
@@ -91,7 +70,7 @@ absl::Status RunWorkers(const ShareTestOptions& o, const WorkerEnv& env, Server&
     SLUICE_ASSIGN_OR_RETURN(
         std::unique_ptr<Subprocess> p,
         env.Spawn({"--grid", std::to_string(grid), "--block-ns", std::to_string(o.block_ns),
-                   "--batch", std::to_string(kBatch), "--from-ns",
+                   "--batch", std::to_string(kSpinBatch), "--from-ns",
                    std::to_string(ToMonotonicNanos(from)), "--until-ns",
                    std::to_string(ToMonotonicNanos(until))},
                   /*preload=*/true, int64_t(i)));
@@ -133,17 +112,16 @@ absl::StatusOr<ShareTestResult> RunShareTest(const ShareTestOptions& o) {
   WorkerEnv& env = *worker_env;
   ShareTestResult r;
   r.device = env.device();
-  SLUICE_ASSIGN_OR_RETURN(nlohmann::json probe,
-                          RunSpin(env, {"--probe"}, "probe", absl::Seconds(30)));
+  auto spawn = [&env](std::vector<std::string> args) { return env.Spawn(std::move(args), false); };
+  SLUICE_ASSIGN_OR_RETURN(nlohmann::json probe, ProbeSpin(spawn));
   r.device_name = probe.value("name", std::string());
   r.gpu_uuid = probe.value("uuid", std::string());
   r.sm_count = probe.value("sm_count", 0);
   if (r.gpu_uuid.empty() || r.sm_count <= 0) return absl::InternalError("bad device probe");
   env.set_gpu_uuid(r.gpu_uuid);
-  SLUICE_ASSIGN_OR_RETURN(r.capacity_blocks_per_s, Calibrate(env, o, r.sm_count));
-  r.max_tokens = std::max<int64_t>(
-      1, static_cast<int64_t>(static_cast<double>(r.capacity_blocks_per_s) *
-                              absl::ToDoubleSeconds(o.period) * (1 - o.headroom)));
+  SLUICE_ASSIGN_OR_RETURN(r.capacity_blocks_per_s,
+                          CalibrateBlocksPerSecond(spawn, r.sm_count, o.block_ns));
+  r.max_tokens = TokensPerPeriod(r.capacity_blocks_per_s, o.period, o.headroom);
   Server server;
   SLUICE_RETURN_IF_ERROR(StartServer(o, r.gpu_uuid, r.max_tokens, env.socket_path(), server));
   SLUICE_RETURN_IF_ERROR(RunWorkers(o, env, server, r.sm_count, r));

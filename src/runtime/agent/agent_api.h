@@ -1,0 +1,77 @@
+// AgentDaemon::Impl: the daemon's parts and the agent API's handlers (agent_api.cc); startup and
+// shutdown live in agent_daemon.cc. Internal to sluice_runtime_agentd.
+// Thread safety: handlers run on the http::EventLoop; `mu_` guards port allocation; the
+// supervisor and token servers lock themselves.
+#ifndef SLUICE_RUNTIME_AGENT_AGENT_API_H_
+#define SLUICE_RUNTIME_AGENT_AGENT_API_H_
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
+#include "runtime/agent/agent_daemon.h"
+#include "runtime/agent/http_probe.h"
+#include "runtime/agent/instance_supervisor.h"
+#include "runtime/agent/registration_server.h"
+#include "runtime/agent/token_server.h"
+#include "runtime/common/loop_env.h"
+#include "runtime/http/http.h"
+#include "runtime/metrics/registry.h"
+
+namespace sluice::runtime {
+
+struct AgentDaemon::Impl {
+  AgentOptions options;
+  std::string device;  // "emulated" or "cuda"
+  std::string intercept_lib, emulated_dir, spin_path, bin_dir;
+  std::vector<AgentGpu> gpus;
+  std::unique_ptr<LoopEnv> token_loop;
+  std::vector<std::unique_ptr<TokenServer>> token_servers;  // parallel to gpus
+  std::unique_ptr<RegistrationServer> registration;
+  std::unique_ptr<http::EventLoop> loop;
+  std::unique_ptr<http::Client> client;
+  std::unique_ptr<HttpProbe> probe;
+  std::unique_ptr<InstanceSupervisor> supervisor;
+  std::unique_ptr<http::Server> server;
+  Registry metrics;
+  struct Gauges {  // families of `metrics`, created by Start
+    Family<Gauge>* sm_share = nullptr;        // {function, instance}
+    Family<Gauge>* blocks = nullptr;          // {function, instance}
+    Family<Gauge>* mem_used = nullptr;        // {function, instance}
+    Family<Gauge>* restarts = nullptr;        // {function, instance}
+    Family<Gauge>* instances = nullptr;       // {state}
+    Family<Gauge>* tokens = nullptr;          // {gpu}
+  } gauges;
+  bool stopped = false;
+  absl::Mutex mu;
+  int next_port ABSL_GUARDED_BY(mu) = 0;
+
+  std::string socket_path() const { return options.run_dir + "/token.sock"; }
+  http::Router MakeRouter();
+  void Shutdown();
+
+  // Handlers (agent_api.cc).
+  http::Response Node();
+  http::Response StartInstanceHandler(const http::Request& req);
+  http::Response Quota(const http::Request& req);
+  http::Response Delete(const http::Request& req);
+  http::Response Metrics();
+
+  // Helpers (agent_status.cc unless noted).
+  absl::Status CreateMetrics();
+  // Sums the token-server slots of instance `s`: {tokens issued for the period (its budget),
+  // blocks_last_period, mem_used_bytes}.
+  std::array<int64_t, 3> SlotTotals(const InstanceStatus& s) const;
+  int GpuIndex(const std::string& uuid) const;  // -1 when unknown
+  int LeastLoadedGpu() const;
+  absl::StatusOr<int> AllocatePort();
+  nlohmann::json InstanceJson(const InstanceStatus& s) const;
+  nlohmann::json GpuJson(const AgentGpu& g) const;
+};
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_AGENT_AGENT_API_H_
