@@ -1,0 +1,119 @@
+// GatewayCore: the gateway's state and request path, all on one http::EventLoop (internal to
+// GatewayDaemon). gateway_core.cc holds the request path (admission, batching, dispatch,
+// completions, deadlines, retries); gateway_control.cc the control plane (routes, load, wake).
+// Thread safety: every method runs on the loop thread.
+#ifndef SLUICE_RUNTIME_GATEWAY_GATEWAY_CORE_H_
+#define SLUICE_RUNTIME_GATEWAY_GATEWAY_CORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "core/serving/function_queue.h"
+#include "core/serving/weighted_dispatcher.h"
+#include "runtime/gateway/gateway_daemon.h"
+#include "runtime/gateway/gateway_metrics.h"
+#include "runtime/gateway/route_table.h"
+#include "runtime/http/http.h"
+
+namespace sluice::runtime::internal {
+
+// One accepted request, from admission until it is answered. While queued it is also in its
+// function's FunctionQueue; while in flight its deadline is in `in_flight_deadlines`.
+struct PendingRequest {
+  std::string function;
+  std::string body;  // the KServe v2 body, forwarded unchanged
+  std::optional<std::string> kserve_id;
+  http::Responder respond;
+  absl::Time arrival;
+  absl::Time deadline;
+  int attempts = 0;             // batches it was sent in
+  std::vector<int64_t> tried;   // instances that failed it
+  bool in_flight = false;
+};
+
+struct FunctionState {
+  explicit FunctionState(core::FunctionQueue q) : queue(std::move(q)) {}
+  Route route;
+  core::FunctionQueue queue;
+  core::WeightedDispatcher dispatcher;
+  std::map<int64_t, http::Endpoint> endpoints;  // instances in the route with a valid url
+  int starting = 0;                             // instances in state "starting"
+  std::set<std::pair<absl::Time, uint64_t>> in_flight_deadlines;
+  common::Env::TimerId timer = 0;
+  absl::Time timer_at = absl::InfiniteFuture();
+  int64_t arrivals = 0;  // since the last load report
+  int64_t in_flight_requests = 0;
+  absl::Time last_wake = absl::InfinitePast();
+  FunctionMetrics* metrics = nullptr;
+};
+
+class GatewayCore {
+ public:
+  GatewayCore(const GatewayOptions& options, http::EventLoop& loop, http::Client& client,
+              GatewayMetrics& metrics, http::Endpoint controller);
+  ~GatewayCore();
+
+  // HTTP handlers (gateway_core.cc).
+  void HandleInfer(http::Request& req, http::Responder respond);
+  void HandleModelReady(http::Request& req, http::Responder respond);
+  void HandleReady(http::Request& req, http::Responder respond);
+
+  // Control plane (gateway_control.cc).
+  void StartControl();     // first poll now, then every routes_poll; load every load_report
+  void Shutdown();         // cancels every timer; nothing is scheduled afterwards
+  void ApplyRoutes(RouteTable table);
+  int64_t routes_version() const { return routes_version_; }
+
+ private:
+  // Request path.
+  void Finish(uint64_t id, http::Response response);
+  void TryDispatch(FunctionState& f);
+  void SendBatch(FunctionState& f, int64_t instance, std::vector<uint64_t> ids);
+  void OnBatchDone(const std::string& function, int64_t instance, const std::vector<uint64_t>& ids,
+                   absl::StatusOr<http::Response> result);
+  void AnswerBatch(const std::string& function, int64_t instance, const std::vector<uint64_t>& ids,
+                   const http::Response& response);
+  // A batch failed on `instance` with `why`: retries each request elsewhere or answers 502.
+  void RetryOrFail(FunctionState* f, int64_t instance, const std::vector<uint64_t>& ids,
+                   const std::string& why);
+  void ExpireDeadlines(FunctionState& f, absl::Time now);
+  void Rearm(FunctionState& f);
+  void OnTimer(const std::string& function);
+  void FailQueued(FunctionState& f, int status, const std::string& message);
+
+  // Control plane.
+  void PollRoutes();
+  void OnRoutes(absl::StatusOr<http::Response> result);
+  void ApplyRoute(const Route& route);
+  void RemoveFunction(const std::string& name);
+  void MaybeWake(FunctionState& f);
+  void ReportLoad();
+
+  const GatewayOptions options_;
+  http::EventLoop& loop_;
+  http::Client& client_;
+  GatewayMetrics& metrics_;
+  const http::Endpoint controller_;
+  absl::flat_hash_map<std::string, std::unique_ptr<FunctionState>> functions_;
+  absl::flat_hash_map<uint64_t, PendingRequest> pending_;
+  uint64_t next_id_ = 1;
+  int64_t routes_version_ = -1;
+  bool poll_in_flight_ = false;
+  bool poll_again_ = false;
+  bool shut_down_ = false;
+  common::Env::TimerId poll_timer_ = 0;
+  common::Env::TimerId load_timer_ = 0;
+  absl::Time last_load_report_;
+};
+
+}  // namespace sluice::runtime::internal
+
+#endif  // SLUICE_RUNTIME_GATEWAY_GATEWAY_CORE_H_

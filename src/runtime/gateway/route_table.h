@@ -1,0 +1,53 @@
+// The controller's route table as the gateway sees it (`GET /internal/v1/routes`, docs/platform.md):
+// per function its batching, queue and deadline settings and its instances. Parsed strictly so a
+// malformed answer is reported instead of half-applied. Used by GatewayDaemon. Thread-safe: values.
+#ifndef SLUICE_RUNTIME_GATEWAY_ROUTE_TABLE_H_
+#define SLUICE_RUNTIME_GATEWAY_ROUTE_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace sluice::runtime {
+
+struct RouteInstance {
+  int64_t id = 0;
+  std::string url;  // "host:port"
+  double capacity_rps = 0;  // 0: unknown
+  std::string state;  // "ready" receives requests; "starting" makes the gateway hold them
+  double request = 0, limit = 0, sm_share = 0;
+};
+
+struct Route {
+  std::string name;
+  std::string kind;
+  // Function state: "ready", "profiling" (held like a cold start), "failed" and "unschedulable"
+  // (answered 503), "deleting".
+  std::string state;
+  int64_t slo_ms = 0;
+  int max_batch = 1;
+  absl::Duration max_queue_delay = absl::ZeroDuration();
+  int64_t queue_max = 256;
+  absl::Duration timeout = absl::Seconds(30);
+  int64_t desired = 0;
+  std::vector<RouteInstance> instances;
+
+  bool Unservable() const { return state == "failed" || state == "unschedulable"; }
+};
+
+struct RouteTable {
+  int64_t version = 0;
+  std::vector<Route> functions;
+};
+
+// Parses the JSON body of `GET /internal/v1/routes`. InvalidArgument naming the field
+// ("functions[1].max_batch: must be an integer >= 1") on a malformed table. Optional fields
+// take the documented defaults (queue_max 256, timeout_ms 30000, max_batch 1, delay 0).
+absl::StatusOr<RouteTable> ParseRouteTable(const std::string& body);
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_GATEWAY_ROUTE_TABLE_H_
