@@ -201,9 +201,13 @@ void ClientCore::Connect(const std::shared_ptr<Op>& op) {
   error_code ec;
   const auto address = asio::ip::make_address(op->to.host, ec);
   if (!ec) {
+    // Handlers hold the Conn too: a timeout may take it from the Op while an operation on
+    // its socket and buffers is still pending.
     op->conn->socket.async_connect(
         tcp::endpoint(address, static_cast<uint16_t>(op->to.port)),
-        [self = shared_from_this(), op](error_code ec2) { self->OnConnected(op, ec2); });
+        [self = shared_from_this(), op, conn = op->conn](error_code ec2) {
+          self->OnConnected(op, ec2);
+        });
     return;
   }
   auto resolver = std::make_shared<tcp::resolver>(io_);
@@ -213,7 +217,7 @@ void ClientCore::Connect(const std::shared_ptr<Op>& op) {
         if (op->phase != Phase::kConnecting) return;
         if (ec2) return self->Complete(op, self->Failure(*op, "resolve", ec2), false);
         asio::async_connect(op->conn->socket, r,
-                            [self, op](error_code ec3, const tcp::endpoint&) {
+                            [self, op, conn = op->conn](error_code ec3, const tcp::endpoint&) {
                               self->OnConnected(op, ec3);
                             });
       });
@@ -233,17 +237,21 @@ void ClientCore::Exchange(const std::shared_ptr<Op>& op) {
   op->conn->parser.reset();  // MaybeRetry asks whether *this* answer began
   active_.emplace(op.get(), op);
   bhttp::async_write(
-      op->conn->socket, op->request, [self = shared_from_this(), op](error_code ec, size_t) {
-        if (op->phase != Phase::kExchanging) return;
+      op->conn->socket, op->request,
+      [self = shared_from_this(), op, conn = op->conn](error_code ec, size_t) {
+        if (op->phase != Phase::kExchanging || op->conn != conn) return;
         if (ec) {
           if (!self->MaybeRetry(op, ec)) self->Complete(op, self->Failure(*op, "send", ec), false);
           return;
         }
-        Conn& conn = *op->conn;
-        conn.parser.emplace();
-        conn.parser->body_limit(std::numeric_limits<uint64_t>::max());
-        bhttp::async_read(conn.socket, conn.buffer, *conn.parser,
-                          [self, op](error_code ec2, size_t) { self->OnRead(op, ec2); });
+        conn->parser.emplace();
+        conn->parser->body_limit(std::numeric_limits<uint64_t>::max());
+        conn->parser->skip(op->request.method() == bhttp::verb::head);  // no body follows
+        bhttp::async_read(conn->socket, conn->buffer, *conn->parser,
+                          [self, op, conn](error_code ec2, size_t) {
+                            if (op->conn != conn) return;  // ended or retried meanwhile
+                            self->OnRead(op, ec2);
+                          });
       });
 }
 

@@ -91,6 +91,7 @@ class Router {
 
 // One io_context driven by one thread: the daemon's event loop and its common::Env (Now() reads
 // the steady clock as absl::Time; RunAt/Cancel/Post are thread-safe; callbacks run on the loop).
+// Servers and Clients on a loop must be destroyed before it; Responders may outlive it.
 class EventLoop : public common::Env {
  public:
   // Starts the loop thread.

@@ -45,7 +45,7 @@ class Conn;
 // The server proper (Server::Impl is this); Conns point back at it weakly. Loop thread only,
 // but for the counters.
 struct ServerCore : std::enable_shared_from_this<ServerCore> {
-  explicit ServerCore(asio::io_context& io) : acceptor(io), sweep(io) {}
+  explicit ServerCore(asio::io_context& io) : acceptor(io), sweep(io), retry(io) {}
   void Accept();
   void Sweep();
   void StopOnLoop();
@@ -53,6 +53,7 @@ struct ServerCore : std::enable_shared_from_this<ServerCore> {
   std::shared_ptr<const Shared> shared;
   tcp::acceptor acceptor;
   asio::steady_timer sweep;
+  asio::steady_timer retry;  // re-accept after an accept error
   absl::flat_hash_map<Conn*, std::shared_ptr<Conn>> conns;  // loop thread only
   std::atomic<int64_t> accepted{0};
   std::atomic<int64_t> open{0};
@@ -187,7 +188,11 @@ void Conn::OnRequest() {
   state_ = ConnState::kHandling;
   const uint64_t seq = ++seq_;
   Responder respond([weak = weak_from_this(), gate = shared_->gate, seq](Response r) mutable {
-    gate->Dispatch([weak = std::move(weak), seq, r = std::move(r)]() mutable {
+    if (gate->InLoop()) {  // the common case: answered inside the handler
+      if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
+      return;
+    }
+    gate->Post([weak = std::move(weak), seq, r = std::move(r)]() mutable {
       if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
     });
   });
@@ -253,8 +258,12 @@ void ServerCore::Accept() {
       self->open.fetch_add(1, std::memory_order_relaxed);
       conn->Start();
     }
-    // Out of descriptors and the like: keep accepting; the idle sweep frees connections.
-    self->Accept();
+    if (!ec) return self->Accept();
+    // Out of descriptors and the like: retry shortly rather than spin; the sweep frees some.
+    self->retry.expires_after(std::chrono::milliseconds(50));
+    self->retry.async_wait([self](error_code ec2) {
+      if (!ec2 && !self->stopped) self->Accept();
+    });
   });
 }
 
@@ -280,6 +289,7 @@ void ServerCore::StopOnLoop() {
   error_code ec;
   acceptor.close(ec);
   sweep.cancel();
+  retry.cancel();
   auto all = std::move(conns);
   conns.clear();
   for (auto& [raw, conn] : all) conn->Close();
