@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "intercept/emulated/sluice_emu.h"
 
 namespace sluice::runtime {
@@ -66,8 +67,7 @@ class CudaGpu {
   [[nodiscard]] absl::Status CopyHtoD(DevicePtr dst, const void* src, size_t bytes);
   [[nodiscard]] absl::Status CopyDtoH(void* dst, DevicePtr src, size_t bytes);
   // Launches on the helper's stream; `params` as cuLaunchKernel's kernelParams.
-  [[nodiscard]] absl::Status Launch(const Kernel& k, unsigned grid, unsigned block,
-                                    void** params);
+  [[nodiscard]] absl::Status Launch(const Kernel& k, unsigned grid, unsigned block, void** params);
   // `blocks` blocks of kSpinBlockNs each (modelled compute); no-op for blocks <= 0.
   [[nodiscard]] absl::Status Spin(int64_t blocks);
   // Waits for everything launched so far (cuStreamSynchronize).

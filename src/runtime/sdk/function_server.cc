@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+
 #include "common/status.h"
 #include "runtime/sdk/shutdown.h"
 #include "runtime/sdk/trial.h"
@@ -46,9 +47,8 @@ absl::StatusOr<FunctionOptions> FunctionOptions::FromEnv(const std::string& defa
   }
   const char* port = std::getenv("PORT");
   if (port == nullptr || !absl::SimpleAtoi(port, &o.port) || o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("environment PORT: must be a port number, got '",
-                     port == nullptr ? "(unset)" : port, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("environment PORT: must be a port number, got '",
+                                                   port == nullptr ? "(unset)" : port, "'"));
   }
   return o;
 }
@@ -69,23 +69,33 @@ absl::StatusOr<std::unique_ptr<FunctionServer>> FunctionServer::Start(FunctionOp
   return s;
 }
 
-FunctionServer::~FunctionServer() { Drain(); }
+FunctionServer::~FunctionServer() {
+  Drain();
+}
 
-void FunctionServer::SetReady(bool ready) { ready_.store(ready); }
+void FunctionServer::SetReady(bool ready) {
+  ready_.store(ready);
+}
 
-int FunctionServer::port() const { return server_->port(); }
+int FunctionServer::port() const {
+  return server_->port();
+}
 
 FunctionStats FunctionServer::stats() const {
   return {in_flight_.load(), served_.load(), batches_.load()};
 }
 
 void FunctionServer::Wait() {
-  if (InstallShutdownHandlers().ok()) WaitForShutdown();
+  if (InstallShutdownHandlers().ok()) {
+    WaitForShutdown();
+  }
   Drain();
 }
 
 void FunctionServer::Drain() {
-  if (drained_.exchange(true)) return;
+  if (drained_.exchange(true)) {
+    return;
+  }
   draining_.store(true);
   worker_->Join();  // every accepted batch has run and called its Responder
   FlushLoop(*loop_);
@@ -102,40 +112,48 @@ void FunctionServer::Route(http::Router& router) {
     respond(ok ? Json(200, {{"ready", true}}) : http::ErrorResponse(503, "not ready"));
   };
   router.Handle("GET", "/v2/health/ready", ready);
-  router.Handle("GET", "/v2/models/{name}/ready", [this, ready](http::Request& r,
-                                                                http::Responder respond) {
-    if (r.param("name") != options_.name) {
-      return respond(http::ErrorResponse(404, "unknown model '" + r.param("name") + "'"));
-    }
-    ready(r, std::move(respond));
+  router.Handle(
+      "GET", "/v2/models/{name}/ready", [this, ready](http::Request& r, http::Responder respond) {
+        if (r.param("name") != options_.name) {
+          return respond(http::ErrorResponse(404, "unknown model '" + r.param("name") + "'"));
+        }
+        ready(r, std::move(respond));
+      });
+  router.Handle(
+      "POST", "/v2/models/{name}/infer",
+      [this](http::Request& r, http::Responder respond) { OnInfer(r, std::move(respond)); });
+  router.Handle("POST", "/sluice/v1/batch", [this](http::Request& r, http::Responder respond) {
+    OnBatch(r, std::move(respond));
   });
-  router.Handle("POST", "/v2/models/{name}/infer",
-                [this](http::Request& r, http::Responder respond) { OnInfer(r, std::move(respond)); });
-  router.Handle("POST", "/sluice/v1/batch",
-                [this](http::Request& r, http::Responder respond) { OnBatch(r, std::move(respond)); });
-  router.Handle("POST", "/sluice/v1/trial",
-                [this](http::Request& r, http::Responder respond) { OnTrial(r, std::move(respond)); });
+  router.Handle("POST", "/sluice/v1/trial", [this](http::Request& r, http::Responder respond) {
+    OnTrial(r, std::move(respond));
+  });
   router.Handle("GET", "/sluice/v1/stats", [this](http::Request&, http::Responder respond) {
     respond(Json(200, StatsJson()));
   });
 }
 
 json FunctionServer::StatsJson() const {
-  return {{"in_flight", in_flight_.load()}, {"served", served_.load()},
-          {"batches", batches_.load()}, {"ready", ready_.load() && !draining_.load()},
+  return {{"in_flight", in_flight_.load()},
+          {"served", served_.load()},
+          {"batches", batches_.load()},
+          {"ready", ready_.load() && !draining_.load()},
           {"draining", draining_.load()}};
 }
 
 void FunctionServer::Enqueue(int64_t requests, http::Responder respond,
                              absl::AnyInvocable<void(http::Responder)> job) {
-  if (draining_.load()) return respond(http::ErrorResponse(503, "draining"));
-  if (!ready_.load()) return respond(http::ErrorResponse(503, "not ready"));
+  if (draining_.load()) {
+    return respond(http::ErrorResponse(503, "draining"));
+  }
+  if (!ready_.load()) {
+    return respond(http::ErrorResponse(503, "not ready"));
+  }
   in_flight_ += requests;
   // The job owns the Responder; a refused job (a Drain raced us) answers 503 instead.
   auto slot = std::make_shared<http::Responder>(std::move(respond));
-  const bool accepted = worker_->Submit([slot, job = std::move(job)]() mutable {
-    job(std::move(*slot));
-  });
+  const bool accepted =
+      worker_->Submit([slot, job = std::move(job)]() mutable { job(std::move(*slot)); });
   if (!accepted) {
     in_flight_ -= requests;
     (*slot)(http::ErrorResponse(503, "draining"));
@@ -180,7 +198,9 @@ void FunctionServer::OnBatch(http::Request& req, http::Responder respond) {
           [this, n, requests, errors](http::Responder answer) {
             const absl::Time start = loop_->Now();
             std::vector<InferResult> results;
-            if (!requests->empty()) results = RunHandler(*requests);
+            if (!requests->empty()) {
+              results = RunHandler(*requests);
+            }
             const double exec_ms = absl::ToDoubleMilliseconds(loop_->Now() - start);
             json responses = json::array();
             size_t next = 0;
@@ -192,7 +212,9 @@ void FunctionServer::OnBatch(http::Request& req, http::Responder respond) {
                 responses.push_back(r.ok() ? std::move(r.body) : json{{"error", r.error}});
               }
             }
-            if (!requests->empty()) ++batches_;
+            if (!requests->empty()) {
+              ++batches_;
+            }
             served_ += static_cast<int64_t>(n);
             in_flight_ -= static_cast<int64_t>(n);
             answer(Json(200, {{"responses", std::move(responses)}, {"exec_ms", exec_ms}}));
@@ -204,7 +226,9 @@ void FunctionServer::OnInfer(http::Request& req, http::Responder respond) {
     return respond(http::ErrorResponse(404, "unknown model '" + req.param("name") + "'"));
   }
   absl::StatusOr<InferRequest> parsed = ParseInferRequest(req.body);
-  if (!parsed.ok()) return respond(http::ErrorResponse(400, std::string(parsed.status().message())));
+  if (!parsed.ok()) {
+    return respond(http::ErrorResponse(400, std::string(parsed.status().message())));
+  }
   auto request = std::make_shared<InferRequest>(*std::move(parsed));
   Enqueue(1, std::move(respond), [this, request](http::Responder answer) {
     std::vector<InferResult> results = RunHandler(std::span<const InferRequest>(request.get(), 1));
@@ -218,27 +242,34 @@ void FunctionServer::OnInfer(http::Request& req, http::Responder respond) {
 
 void FunctionServer::OnTrial(http::Request& req, http::Responder respond) {
   absl::StatusOr<TrialRequest> trial = ParseTrialRequest(req.body);
-  if (!trial.ok()) return respond(http::ErrorResponse(400, std::string(trial.status().message())));
+  if (!trial.ok()) {
+    return respond(http::ErrorResponse(400, std::string(trial.status().message())));
+  }
   absl::StatusOr<InferRequest> sample = MakeInferRequest(options_.sample_request);
   if (!sample.ok()) {
     return respond(http::ErrorResponse(
         409, absl::StrCat("function has no valid sample request: ", sample.status().message())));
   }
-  Enqueue(0, std::move(respond), [this, t = *trial, s = *std::move(sample)](http::Responder answer) {
-    std::vector<InferRequest> batch(t.batch, s);
-    for (int i = 0; i < t.batch; ++i) batch[i].id = absl::StrCat("trial-", i);
-    std::vector<absl::Duration> latencies;
-    for (int k = 0; k < t.iterations; ++k) {
-      const absl::Time start = loop_->Now();
-      std::vector<InferResult> results = RunHandler(batch);
-      latencies.push_back(loop_->Now() - start);
-      for (const InferResult& r : results) {
-        if (!r.ok()) return answer(http::ErrorResponse(500, "trial: handler failed: " + r.error));
-      }
-    }
-    const int64_t memory = options_.memory_bytes ? options_.memory_bytes() : 0;
-    answer(Json(200, TrialJson(SummarizeTrial(t.batch, std::move(latencies), memory), t)));
-  });
+  Enqueue(0, std::move(respond),
+          [this, t = *trial, s = *std::move(sample)](http::Responder answer) {
+            std::vector<InferRequest> batch(t.batch, s);
+            for (int i = 0; i < t.batch; ++i) {
+              batch[i].id = absl::StrCat("trial-", i);
+            }
+            std::vector<absl::Duration> latencies;
+            for (int k = 0; k < t.iterations; ++k) {
+              const absl::Time start = loop_->Now();
+              std::vector<InferResult> results = RunHandler(batch);
+              latencies.push_back(loop_->Now() - start);
+              for (const InferResult& r : results) {
+                if (!r.ok()) {
+                  return answer(http::ErrorResponse(500, "trial: handler failed: " + r.error));
+                }
+              }
+            }
+            const int64_t memory = options_.memory_bytes ? options_.memory_bytes() : 0;
+            answer(Json(200, TrialJson(SummarizeTrial(t.batch, std::move(latencies), memory), t)));
+          });
 }
 
 int RunFunction(const std::string& default_name,
@@ -253,7 +284,9 @@ int RunFunction(const std::string& default_name,
     std::fprintf(stderr, "%s: %s\n", default_name.c_str(), options.status().ToString().c_str());
     return 1;
   }
-  if (configure) configure(*options);
+  if (configure) {
+    configure(*options);
+  }
   // The handler is set once, before SetReady(true); requests before that are answered 503.
   auto loaded = std::make_shared<BatchHandler>();
   absl::StatusOr<std::unique_ptr<FunctionServer>> server = FunctionServer::Start(

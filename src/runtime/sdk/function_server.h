@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
 #include "runtime/sdk/kserve.h"

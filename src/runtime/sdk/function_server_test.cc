@@ -30,7 +30,9 @@ struct EchoHandler {
       absl::MutexLock lock(&mu);
       max_running = std::max(max_running, ++running);
     }
-    if (gate != nullptr) gate->WaitForNotification();
+    if (gate != nullptr) {
+      gate->WaitForNotification();
+    }
     std::vector<InferResult> out;
     std::vector<std::string> ids;
     for (const InferRequest& r : batch) {
@@ -56,7 +58,9 @@ class FunctionServerTest : public ::testing::Test {
     FunctionOptions o;
     o.name = "m";
     o.sample_request = Req("sample", 1.5f);
-    o.memory_bytes = [] { return int64_t{4096}; };
+    o.memory_bytes = [] {
+      return int64_t{4096};
+    };
     auto s = FunctionServer::Start(o, [this](std::span<const InferRequest> b) { return h_(b); });
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = *std::move(s);
@@ -95,8 +99,8 @@ TEST_F(FunctionServerTest, ReadyGatesRequestsButLivenessAnswers) {
 TEST_F(FunctionServerTest, BatchAnswersInOrderWithErrorsInPlace) {
   StartServer();
   json bad = {{"inputs", "nope"}};
-  http::Response r = Post("/sluice/v1/batch",
-                          {{"requests", {Req("a", 1), bad, Req("c", -1), Req("d", 4)}}});
+  http::Response r =
+      Post("/sluice/v1/batch", {{"requests", {Req("a", 1), bad, Req("c", -1), Req("d", 4)}}});
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
   ASSERT_EQ(j["responses"].size(), 4u);
@@ -127,14 +131,22 @@ TEST_F(FunctionServerTest, BatchesRunOneAtATimeInArrivalOrderWhileHealthAnswers)
       answers[i] = Post("/sluice/v1/batch", {{"requests", {Req(absl::StrCat("b", i), 1)}}});
     });
     // The next batch is sent only once this one is counted in flight: arrival order is i.
-    while (Stats()["in_flight"] != i + 1) std::this_thread::yield();
+    while (Stats()["in_flight"] != i + 1) {
+      std::this_thread::yield();
+    }
   }
   EXPECT_EQ(GetStatus("/v2/health/ready"), 200);  // the loop answers while the handler blocks
   gate.Notify();
-  for (std::thread& t : clients) t.join();
-  for (const http::Response& a : answers) EXPECT_EQ(a.status, 200) << a.body;
+  for (std::thread& t : clients) {
+    t.join();
+  }
+  for (const http::Response& a : answers) {
+    EXPECT_EQ(a.status, 200) << a.body;
+  }
   ASSERT_EQ(h_.batches.size(), 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(h_.batches[i][0], absl::StrCat("b", i));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(h_.batches[i][0], absl::StrCat("b", i));
+  }
   EXPECT_EQ(h_.max_running, 1);
 }
 
@@ -153,9 +165,8 @@ TEST_F(FunctionServerTest, InferEndpointRunsOneRequest) {
 TEST_F(FunctionServerTest, HandlerReturningTheWrongCountFailsEveryRequest) {
   FunctionOptions o;
   o.name = "m";
-  auto s = FunctionServer::Start(o, [](std::span<const InferRequest>) {
-    return std::vector<InferResult>{};
-  });
+  auto s = FunctionServer::Start(
+      o, [](std::span<const InferRequest>) { return std::vector<InferResult>{}; });
   ASSERT_TRUE(s.ok());
   (*s)->SetReady(true);
   base_ = absl::StrCat("http://127.0.0.1:", (*s)->port());
@@ -171,7 +182,9 @@ TEST_F(FunctionServerTest, TrialRunsIterationsOfBatchCopiesOfTheSample) {
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
   ASSERT_EQ(h_.batches.size(), 5u);
-  for (const auto& b : h_.batches) EXPECT_EQ(b.size(), 4u);
+  for (const auto& b : h_.batches) {
+    EXPECT_EQ(b.size(), 4u);
+  }
   EXPECT_EQ(h_.batches[0][3], "trial-3");
   EXPECT_EQ(j["memory_bytes"], 4096);
   const double latency_ms = j["latency_ms"].get<double>();
@@ -188,9 +201,13 @@ TEST_F(FunctionServerTest, DrainFinishesTheBatchInFlightAndRefusesNewOnes) {
   h_.gate = &gate;
   http::Response in_flight;
   std::thread client([&] { in_flight = Post("/sluice/v1/batch", {{"requests", {Req("a", 1)}}}); });
-  while (Stats()["in_flight"] != 1) std::this_thread::yield();
+  while (Stats()["in_flight"] != 1) {
+    std::this_thread::yield();
+  }
   std::thread drain([&] { server_->Drain(); });
-  while (!Stats()["draining"].get<bool>()) std::this_thread::yield();
+  while (!Stats()["draining"].get<bool>()) {
+    std::this_thread::yield();
+  }
   EXPECT_EQ(GetStatus("/v2/health/ready"), 503);
   EXPECT_EQ(Post("/sluice/v1/batch", {{"requests", {Req("b", 1)}}}).status, 503);
   gate.Notify();

@@ -3,6 +3,7 @@
 #include "runtime/sdk/kserve.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::runtime {
@@ -14,11 +15,15 @@ using nlohmann::json;
 bool Flatten(const json& data, std::vector<float>* out) {
   if (data.is_array()) {
     for (const json& d : data) {
-      if (!Flatten(d, out)) return false;
+      if (!Flatten(d, out)) {
+        return false;
+      }
     }
     return true;
   }
-  if (!data.is_number()) return false;
+  if (!data.is_number()) {
+    return false;
+  }
   out->push_back(data.get<float>());
   return true;
 }
@@ -31,14 +36,18 @@ int64_t CountLeaves(const json& data) {
   int64_t n = 0;
   for (const json& d : data) {
     const int64_t c = CountLeaves(d);
-    if (c < 0) return -1;
+    if (c < 0) {
+      return -1;
+    }
     n += c;
   }
   return n;
 }
 
 absl::Status ValidateTensor(const json& t, const std::string& field) {
-  if (!t.is_object()) return absl::InvalidArgumentError(field + ": must be an object");
+  if (!t.is_object()) {
+    return absl::InvalidArgumentError(field + ": must be an object");
+  }
   if (!t.contains("name") || !t["name"].is_string()) {
     return absl::InvalidArgumentError(field + ".name: must be a string");
   }
@@ -59,10 +68,12 @@ absl::Status ValidateTensor(const json& t, const std::string& field) {
     return absl::InvalidArgumentError(field + ".data: must be an array");
   }
   const int64_t leaves = CountLeaves(t["data"]);
-  if (leaves < 0) return absl::InvalidArgumentError(field + ".data: must hold scalars");
+  if (leaves < 0) {
+    return absl::InvalidArgumentError(field + ".data: must hold scalars");
+  }
   if (leaves != elements) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".data: has ", leaves,
-                                                   " elements, shape says ", elements));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".data: has ", leaves, " elements, shape says ", elements));
   }
   return absl::OkStatus();
 }
@@ -70,7 +81,9 @@ absl::Status ValidateTensor(const json& t, const std::string& field) {
 }  // namespace
 
 absl::Status ValidateInferRequest(const json& body) {
-  if (!body.is_object()) return absl::InvalidArgumentError("request: must be a JSON object");
+  if (!body.is_object()) {
+    return absl::InvalidArgumentError("request: must be a JSON object");
+  }
   if (body.contains("id") && !body["id"].is_string()) {
     return absl::InvalidArgumentError("id: must be a string");
   }
@@ -86,14 +99,18 @@ absl::Status ValidateInferRequest(const json& body) {
 absl::StatusOr<InferRequest> MakeInferRequest(json body) {
   SLUICE_RETURN_IF_ERROR(ValidateInferRequest(body));
   InferRequest r;
-  if (body.contains("id")) r.id = body["id"].get<std::string>();
+  if (body.contains("id")) {
+    r.id = body["id"].get<std::string>();
+  }
   r.body = std::move(body);
   return r;
 }
 
 absl::StatusOr<InferRequest> ParseInferRequest(const std::string& text) {
   json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return absl::InvalidArgumentError("request: body is not valid JSON");
+  if (body.is_discarded()) {
+    return absl::InvalidArgumentError("request: body is not valid JSON");
+  }
   return MakeInferRequest(std::move(body));
 }
 
@@ -111,7 +128,9 @@ absl::StatusOr<FloatTensor> InputAsFloats(const InferRequest& request, const std
     return absl::InvalidArgumentError(absl::StrCat("inputs: no input named '", name, "'"));
   }
   FloatTensor out;
-  for (const json& d : (*found)["shape"]) out.shape.push_back(d.get<int64_t>());
+  for (const json& d : (*found)["shape"]) {
+    out.shape.push_back(d.get<int64_t>());
+  }
   if (!Flatten((*found)["data"], &out.values)) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs '", (*found)["name"].get<std::string>(), "'.data: must be numbers"));
@@ -131,7 +150,9 @@ json Int64Output(const std::string& name, std::vector<int64_t> shape,
 
 json InferResponse(const std::string& model_name, const std::string& id, json outputs) {
   json r = {{"model_name", model_name}, {"outputs", std::move(outputs)}};
-  if (!id.empty()) r["id"] = id;
+  if (!id.empty()) {
+    r["id"] = id;
+  }
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {

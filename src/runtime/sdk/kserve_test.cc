@@ -56,8 +56,8 @@ TEST(KserveTest, NonNumericDataIsNotAFloatTensor) {
 }
 
 TEST(KserveTest, BuildsResponses) {
-  json out = InferResponse("m", "id7", {Fp32Output("scores", {1, 2}, {0.25f, 0.75f}),
-                                        Int64Output("class", {1}, {1})});
+  json out = InferResponse(
+      "m", "id7", {Fp32Output("scores", {1, 2}, {0.25f, 0.75f}), Int64Output("class", {1}, {1})});
   EXPECT_EQ(out["model_name"], "m");
   EXPECT_EQ(out["id"], "id7");
   EXPECT_EQ(out["outputs"][0]["datatype"], "FP32");

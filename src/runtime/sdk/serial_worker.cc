@@ -6,11 +6,15 @@ namespace sluice::runtime {
 
 SerialWorker::SerialWorker() : thread_([this] { Loop(); }) {}
 
-SerialWorker::~SerialWorker() { Join(); }
+SerialWorker::~SerialWorker() {
+  Join();
+}
 
 bool SerialWorker::Submit(Job job) {
   absl::MutexLock lock(&mu_);
-  if (closed_) return false;
+  if (closed_) {
+    return false;
+  }
   queue_.push_back(std::move(job));
   return true;
 }
@@ -22,7 +26,9 @@ void SerialWorker::Close() {
 
 void SerialWorker::Join() {
   Close();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
 }
 
 int SerialWorker::pending() const {
@@ -36,11 +42,12 @@ void SerialWorker::Loop() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](SerialWorker* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) {
-            return w->closed_ || !w->queue_.empty();
-          },
+          +[](SerialWorker* w)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) { return w->closed_ || !w->queue_.empty(); },
           this));
-      if (queue_.empty()) return;  // closed and drained
+      if (queue_.empty()) {
+        return;  // closed and drained
+      }
       job = std::move(queue_.front());
       queue_.pop_front();
       running_ = 1;

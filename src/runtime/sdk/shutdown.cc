@@ -46,7 +46,9 @@ absl::Status InstallShutdownHandlers() {
     }
     g_read_fd = fds[0];
     g_write_fd.store(fds[1]);
-    if (g_requested.load()) Notify();  // RequestShutdown() came first
+    if (g_requested.load()) {
+      Notify();  // RequestShutdown() came first
+    }
     struct sigaction sa = {};
     sa.sa_handler = SluiceSdkOnSignal;
     sigemptyset(&sa.sa_mask);
@@ -57,9 +59,13 @@ absl::Status InstallShutdownHandlers() {
   return result;
 }
 
-void RequestShutdown() { Notify(); }
+void RequestShutdown() {
+  Notify();
+}
 
-bool ShutdownRequested() { return g_requested.load(); }
+bool ShutdownRequested() {
+  return g_requested.load();
+}
 
 void WaitForShutdown() {
   while (!g_requested.load()) {

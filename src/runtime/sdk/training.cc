@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "runtime/sdk/shutdown.h"
 
@@ -24,13 +25,14 @@ absl::StatusOr<TrainingOptions> TrainingOptions::FromEnv(const std::string& defa
   }
   const char* port = std::getenv("PORT");
   if (port == nullptr || !absl::SimpleAtoi(port, &o.port) || o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("environment PORT: must be a port number, got '",
-                     port == nullptr ? "(unset)" : port, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("environment PORT: must be a port number, got '",
+                                                   port == nullptr ? "(unset)" : port, "'"));
   }
   o.iterations = default_iterations;
   if (const char* it = std::getenv("SLUICE_ITERATIONS"); it != nullptr && *it != '\0') {
-    if (!absl::SimpleAtoi(it, &o.iterations)) o.iterations = 0;
+    if (!absl::SimpleAtoi(it, &o.iterations)) {
+      o.iterations = 0;
+    }
   }
   if (o.iterations < 1) {
     return absl::InvalidArgumentError("environment SLUICE_ITERATIONS: must be an integer >= 1");
@@ -56,9 +58,13 @@ TrainingLoop::~TrainingLoop() {
   loop_->Stop();
 }
 
-int TrainingLoop::port() const { return server_->port(); }
+int TrainingLoop::port() const {
+  return server_->port();
+}
 
-void TrainingLoop::Stop() { stop_.store(true); }
+void TrainingLoop::Stop() {
+  stop_.store(true);
+}
 
 void TrainingLoop::Route(http::Router& router) {
   router.Handle("GET", "/v2/health/live", [](http::Request&, http::Responder respond) {
@@ -70,17 +76,23 @@ void TrainingLoop::Route(http::Router& router) {
   });
   router.Handle("GET", "/sluice/v1/stats", [this](http::Request&, http::Responder respond) {
     const nlohmann::json j = {{"in_flight", running_.load() ? 1 : 0},
-                              {"served", completed_.load()}, {"batches", completed_.load()},
-                              {"iterations", options_.iterations}, {"steps", steps_.load()},
+                              {"served", completed_.load()},
+                              {"batches", completed_.load()},
+                              {"iterations", options_.iterations},
+                              {"steps", steps_.load()},
                               {"trials_queued", QueuedTrials()}};
     respond(http::JsonResponse(200, j.dump()));
   });
   router.Handle("POST", "/sluice/v1/trial", [this](http::Request& req, http::Responder respond) {
     absl::StatusOr<TrialRequest> t = ParseTrialRequest(req.body);
-    if (!t.ok()) return respond(http::ErrorResponse(400, std::string(t.status().message())));
+    if (!t.ok()) {
+      return respond(http::ErrorResponse(400, std::string(t.status().message())));
+    }
     t->batch = 1;  // one iteration is one training step
     absl::MutexLock lock(&mu_);
-    if (closed_) return respond(http::ErrorResponse(409, "training has finished"));
+    if (closed_) {
+      return respond(http::ErrorResponse(409, "training has finished"));
+    }
     trials_.push_back({*t, std::move(respond)});
   });
 }
@@ -95,7 +107,9 @@ absl::Status TrainingLoop::ServeTrials(const StepFn& step) {
     PendingTrial trial;
     {
       absl::MutexLock lock(&mu_);
-      if (trials_.empty()) return absl::OkStatus();
+      if (trials_.empty()) {
+        return absl::OkStatus();
+      }
       trial = std::move(trials_.front());
       trials_.pop_front();
     }
@@ -122,10 +136,14 @@ absl::Status TrainingLoop::Run(const StepFn& step) {
   while (status.ok() && completed_.load() < options_.iterations && !stop_.load() &&
          !ShutdownRequested()) {
     status = ServeTrials(step);
-    if (!status.ok()) break;
+    if (!status.ok()) {
+      break;
+    }
     status = step(steps_.load());
     ++steps_;
-    if (status.ok()) ++completed_;
+    if (status.ok()) {
+      ++completed_;
+    }
   }
   running_.store(false);
   std::deque<PendingTrial> left;
@@ -134,7 +152,9 @@ absl::Status TrainingLoop::Run(const StepFn& step) {
     closed_ = true;
     left.swap(trials_);
   }
-  for (PendingTrial& t : left) t.respond(http::ErrorResponse(409, "training has finished"));
+  for (PendingTrial& t : left) {
+    t.respond(http::ErrorResponse(409, "training has finished"));
+  }
   server_->Stop();
   return status;
 }
@@ -150,7 +170,9 @@ int RunTraining(const std::string& default_name, int64_t default_iterations,
                  (s.ok() ? options.status() : s).ToString().c_str());
     return 1;
   }
-  if (configure) configure(*options);
+  if (configure) {
+    configure(*options);
+  }
   absl::StatusOr<std::unique_ptr<TrainingLoop>> loop = TrainingLoop::Start(*options);
   if (!loop.ok()) {
     std::fprintf(stderr, "%s: %s\n", default_name.c_str(), loop.status().ToString().c_str());

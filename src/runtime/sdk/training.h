@@ -16,6 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "runtime/http/http.h"
 #include "runtime/sdk/trial.h"
 
@@ -29,7 +30,7 @@ struct TrainingOptions {
   std::string name = "training";
   std::string host = "127.0.0.1";
   int port = 0;
-  int64_t iterations = 1;  // steps counted toward completion; trial steps are extra
+  int64_t iterations = 1;                 // steps counted toward completion; trial steps are extra
   std::function<int64_t()> memory_bytes;  // peak device memory, for trials; unset: 0
 
   // name from $SLUICE_FUNCTION, port from $PORT (required), iterations from $SLUICE_ITERATIONS

@@ -15,7 +15,9 @@ using nlohmann::json;
 std::unique_ptr<TrainingLoop> StartLoop(int64_t iterations) {
   TrainingOptions o;
   o.iterations = iterations;
-  o.memory_bytes = [] { return int64_t{77}; };
+  o.memory_bytes = [] {
+    return int64_t{77};
+  };
   auto t = TrainingLoop::Start(o);
   EXPECT_TRUE(t.ok()) << t.status();
   return t.ok() ? *std::move(t) : nullptr;
@@ -63,9 +65,8 @@ TEST(TrainingLoopTest, RunsIterationsAndServesATrialBetweenSteps) {
 TEST(TrainingLoopTest, AFailingStepEndsTheRunWithItsError) {
   std::unique_ptr<TrainingLoop> loop = StartLoop(10);
   ASSERT_NE(loop, nullptr);
-  absl::Status s = loop->Run([](int64_t step) {
-    return step == 2 ? absl::InternalError("diverged") : absl::OkStatus();
-  });
+  absl::Status s = loop->Run(
+      [](int64_t step) { return step == 2 ? absl::InternalError("diverged") : absl::OkStatus(); });
   EXPECT_EQ(s.message(), "diverged");
   EXPECT_EQ(loop->completed(), 2);
 }
@@ -75,7 +76,9 @@ TEST(TrainingLoopTest, StopEndsTheRunAfterTheCurrentStep) {
   ASSERT_NE(loop, nullptr);
   TrainingLoop* raw = loop.get();
   absl::Status s = loop->Run([raw](int64_t step) {
-    if (step == 3) raw->Stop();
+    if (step == 3) {
+      raw->Stop();
+    }
     return absl::OkStatus();
   });
   EXPECT_TRUE(s.ok());

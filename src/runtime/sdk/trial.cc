@@ -3,13 +3,16 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::runtime {
 namespace {
 
 absl::StatusOr<int> IntField(const nlohmann::json& body, const char* field, int max) {
-  if (!body.contains(field)) return 1;
+  if (!body.contains(field)) {
+    return 1;
+  }
   const nlohmann::json& v = body[field];
   if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max) {
     return absl::InvalidArgumentError(
@@ -21,8 +24,8 @@ absl::StatusOr<int> IntField(const nlohmann::json& body, const char* field, int 
 }  // namespace
 
 absl::StatusOr<TrialRequest> ParseTrialRequest(const std::string& body) {
-  nlohmann::json j = body.empty() ? nlohmann::json::object()
-                                  : nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json j =
+      body.empty() ? nlohmann::json::object() : nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError("trial: body must be a JSON object");
   }
@@ -36,7 +39,9 @@ absl::Duration MedianLatency(std::vector<absl::Duration> latencies) {
   SLUICE_CHECK(!latencies.empty());
   std::sort(latencies.begin(), latencies.end());
   const size_t n = latencies.size();
-  if (n % 2 == 1) return latencies[n / 2];
+  if (n % 2 == 1) {
+    return latencies[n / 2];
+  }
   return (latencies[n / 2 - 1] + latencies[n / 2]) / 2;
 }
 
@@ -54,8 +59,11 @@ TrialSummary SummarizeTrial(int batch, std::vector<absl::Duration> latencies,
 }
 
 nlohmann::json TrialJson(const TrialSummary& s, const TrialRequest& r) {
-  return {{"latency_ms", s.latency_ms}, {"throughput", s.throughput},
-          {"memory_bytes", s.memory_bytes}, {"batch", r.batch}, {"iterations", r.iterations}};
+  return {{"latency_ms", s.latency_ms},
+          {"throughput", s.throughput},
+          {"memory_bytes", s.memory_bytes},
+          {"batch", r.batch},
+          {"iterations", r.iterations}};
 }
 
 }  // namespace sluice::runtime

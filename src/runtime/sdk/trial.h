@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
@@ -34,8 +35,7 @@ struct TrialSummary {
 
 // Median (the mean of the middle two for an even count) of `latencies`, which is non-empty.
 absl::Duration MedianLatency(std::vector<absl::Duration> latencies);
-TrialSummary SummarizeTrial(int batch, std::vector<absl::Duration> latencies,
-                            int64_t memory_bytes);
+TrialSummary SummarizeTrial(int batch, std::vector<absl::Duration> latencies, int64_t memory_bytes);
 // {"latency_ms", "throughput", "memory_bytes", "batch", "iterations"}.
 nlohmann::json TrialJson(const TrialSummary& s, const TrialRequest& r);
 

@@ -16,8 +16,8 @@ TEST(TrialTest, ParsesDefaultsAndRejectsOutOfRange) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->batch, 8);
   EXPECT_EQ(r->iterations, 5);
-  for (const char* bad : {R"({"batch": 0})", R"({"batch": 1.5})", R"({"iterations": 100000})",
-                          "[1]", "{"}) {
+  for (const char* bad :
+       {R"({"batch": 0})", R"({"batch": 1.5})", R"({"iterations": 100000})", "[1]", "{"}) {
     EXPECT_FALSE(ParseTrialRequest(bad).ok()) << bad;
   }
   EXPECT_NE(ParseTrialRequest(R"({"batch": 0})").status().message().find("batch"),
@@ -49,7 +49,9 @@ TEST(TrialTest, MedianIsOrderInvariantProperty) {
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     std::mt19937 rng(seed);
     std::vector<absl::Duration> v(1 + rng() % 20);
-    for (absl::Duration& d : v) d = absl::Microseconds(rng() % 100000);
+    for (absl::Duration& d : v) {
+      d = absl::Microseconds(rng() % 100000);
+    }
     const absl::Duration m = MedianLatency(v);
     std::shuffle(v.begin(), v.end(), rng);
     ASSERT_EQ(MedianLatency(v), m) << "seed " << seed;
