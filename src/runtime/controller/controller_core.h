@@ -1,0 +1,163 @@
+// ControllerCore: the controller daemon's state and logic on its event loop - registry, profiling
+// orchestration, placement (DiluScheduler over one ClusterState), LazyScaler per inference
+// function, node polling and the routes the gateway reads. Created by ControllerDaemon; the HTTP
+// handlers (controller_http.cc) call it. Thread safety: every method runs on the loop thread
+// except Init (before the loop has work) and StopWorkers (from the stopping thread).
+#ifndef SLUICE_RUNTIME_CONTROLLER_CONTROLLER_CORE_H_
+#define SLUICE_RUNTIME_CONTROLLER_CONTROLLER_CORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
+
+#include "core/dilu/lazy_scaler.h"
+#include "core/dilu/scheduler.h"
+#include "core/resource/cluster.h"
+#include "runtime/controller/agent_api.h"
+#include "runtime/controller/controller_daemon.h"
+#include "runtime/controller/function_record.h"
+#include "runtime/http/http.h"
+#include "runtime/metrics/registry.h"
+#include "runtime/store/store.h"
+
+namespace sluice::runtime {
+
+// One instance the controller placed (or adopted). `state` is the agent's state name.
+struct ControllerInstance {
+  int64_t id = 0;
+  std::string function;
+  int agent = 0;
+  std::vector<common::GpuId> gpus;  // held in the ClusterState while `allocated`
+  std::string gpu_uuid;
+  std::string url;  // "host:port" once the agent reports the port
+  std::string state = "starting";
+  int restarts = 0;
+  double request = 0;
+  double limit = 0;
+  double sm_share = 0;
+  int64_t mem_used_bytes = 0;
+  int in_flight = 0;
+  bool confirmed = false;  // the agent accepted or listed it (absence then means gone)
+  bool removing = false;   // dropped from the routes; DELETE sent or pending
+  bool profiling = false;  // the profiling instance of its function, never routed
+  bool allocated = false;
+};
+
+struct ControllerFunction {
+  FunctionRecord record;
+  int64_t store_version = 0;
+  common::FunctionId id;
+  std::unique_ptr<core::LazyScaler> scaler;  // ready inference/LLM functions
+  int desired = 0;
+  bool unschedulable = false;  // the last placement found no room
+};
+
+struct ControllerAgent {
+  http::Endpoint endpoint;
+  std::string node;
+  std::vector<ReportedGpu> gpus;
+  std::vector<common::GpuId> gpu_ids;  // parallel to gpus
+  bool poll_in_flight = false;
+};
+
+class ControllerCore {
+ public:
+  ControllerCore(const ControllerOptions& options, http::EventLoop& loop, Store& store);
+  ~ControllerCore();
+
+  // Blocking start-up (see ControllerDaemon::Start): agents, cluster, registry, adoption.
+  [[nodiscard]] absl::Status Init();
+  // Starts the node poll timer. On the loop thread.
+  void StartPolling();
+  // Cancels profiling and joins the worker threads. From the stopping thread.
+  void StopWorkers();
+
+  http::Router MakeRouter();  // controller_http.cc
+
+  // Admin API (answers as documented in docs/platform.md).
+  http::Response Deploy(const std::string& yaml);
+  http::Response List() const;
+  http::Response Describe(const std::string& name) const;
+  void Delete(const std::string& name, http::Responder respond);
+  http::Response Scale(const std::string& name, const std::string& body);
+  http::Response Cluster() const;
+  // Internal API.
+  http::Response Routes() const;
+  http::Response Load(const std::string& body);
+  http::Response Wake(const std::string& body);
+  std::string RenderMetrics();
+
+ private:
+  // controller.cc: registry.
+  nlohmann::json StatusJson(const ControllerFunction& f) const;
+  nlohmann::json InstanceJson(const ControllerInstance& i) const;
+  [[nodiscard]] absl::Status Persist(ControllerFunction& f);
+  void SetReady(ControllerFunction& f, const ProfileInfo& profile);
+  void SetFailed(ControllerFunction& f, const std::string& message);
+  void MakeScaler(ControllerFunction& f);
+  [[nodiscard]] absl::Status LoadRegistry();
+
+  // controller_instances.cc: placement, scaling, node status.
+  absl::StatusOr<std::vector<NodeReport>> FetchAgentsBlocking();
+  void AdoptInstances(const std::vector<NodeReport>& nodes);
+  std::vector<const ControllerInstance*> Active(const std::string& function) const;
+  void Reconcile(ControllerFunction& f, bool cold_start);
+  bool StartServing(ControllerFunction& f, bool restart);
+  absl::StatusOr<std::vector<common::GpuId>> Allocate(ControllerFunction& f, int64_t id,
+                                                      core::SmQuota quota, bool profiling);
+  void Release(ControllerInstance& i);
+  void ScaleIn(int64_t id);
+  void SendDelete(int64_t id, absl::Duration drain);
+  void PollNodes();
+  void ApplyNode(int agent, const NodeReport& node);
+  void Erase(int64_t id);
+  int64_t NextInstanceId();
+  void Touch();  // bumps the routes version when the routed set/state changed
+  std::string RouteKey() const;
+  nlohmann::json RouteJson(const ControllerFunction& f) const;
+
+  // controller_profiling.cc.
+  void StartProfiling(ControllerFunction& f);
+  void OnProfiled(const std::string& name, int64_t instance, absl::StatusOr<ProfileInfo> result);
+
+  const ControllerOptions options_;
+  http::EventLoop& loop_;
+  Store& store_;
+  http::Client client_;
+  std::vector<ControllerAgent> agents_;
+  std::unique_ptr<core::ClusterState> cluster_;
+  std::unique_ptr<core::DiluScheduler> scheduler_;
+  std::map<std::string, ControllerFunction> functions_;
+  std::map<int64_t, ControllerInstance> instances_;
+  std::vector<int> gpu_agent_;  // GpuId -> agent index
+  int64_t next_instance_id_ = 1;
+  int64_t next_function_id_ = 0;
+  int64_t routes_version_ = 1;
+  std::string routes_key_;
+
+  Registry metrics_;
+  Family<Counter>* cold_starts_metric_ = nullptr;
+  Family<Counter>* trials_metric_ = nullptr;
+  Family<Gauge>* instances_metric_ = nullptr;
+  Family<Gauge>* functions_metric_ = nullptr;
+  Family<Gauge>* version_metric_ = nullptr;
+  std::map<std::vector<std::string>, bool> instance_series_;  // label sets set so far
+
+  std::atomic<bool> stopping_{false};
+  absl::Mutex workers_mu_;
+  std::vector<std::thread> workers_ ABSL_GUARDED_BY(workers_mu_);
+};
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_CONTROLLER_CONTROLLER_CORE_H_

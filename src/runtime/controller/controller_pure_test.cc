@@ -1,0 +1,195 @@
+// Tests of the controller's pure parts: state machine, registry records, agent JSON, scale-in
+// order and ProfileWith against core::Profiler run directly on the fake agent's model.
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include "runtime/controller/agent_api.h"
+#include "runtime/controller/function_record.h"
+#include "runtime/controller/function_state.h"
+#include "runtime/controller/profiling_job.h"
+#include "runtime/controller/scale_plan.h"
+#include "runtime/controller/testing/fake_agent.h"
+
+namespace sluice::runtime {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kSpec[] = R"(name: resnet
+kind: inference
+command: ["./serve", "--port", "${PORT}"]
+model: {path: /models/resnet}
+slo_ms: 40
+memory_gib: 2
+batching: {max_batch: 8, max_queue_delay_ms: 5}
+autoscaling: {min: 1, max: 3}
+env: {A: b}
+)";
+
+FunctionSpec Spec(const std::string& text = kSpec) {
+  absl::StatusOr<FunctionSpec> s = ParseFunctionSpec(text, "t");
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *s;
+}
+
+TEST(FunctionStateTest, NamesRoundTripAndTransitionsFollowTheDocumentedMachine) {
+  for (FunctionState s : {FunctionState::kProfiling, FunctionState::kReady, FunctionState::kFailed,
+                          FunctionState::kDeleting}) {
+    EXPECT_EQ(ParseFunctionState(FunctionStateName(s)), s);
+  }
+  EXPECT_EQ(ParseFunctionState("warm"), std::nullopt);
+  EXPECT_TRUE(CanTransition(FunctionState::kProfiling, FunctionState::kReady));
+  EXPECT_TRUE(CanTransition(FunctionState::kProfiling, FunctionState::kFailed));
+  EXPECT_TRUE(CanTransition(FunctionState::kReady, FunctionState::kDeleting));
+  EXPECT_FALSE(CanTransition(FunctionState::kReady, FunctionState::kProfiling));
+  EXPECT_FALSE(CanTransition(FunctionState::kFailed, FunctionState::kReady));
+  EXPECT_FALSE(CanTransition(FunctionState::kDeleting, FunctionState::kReady));
+}
+
+TEST(FunctionRecordTest, JsonRoundTripKeepsEverything) {
+  FunctionRecord r;
+  r.spec = Spec();
+  r.state = FunctionState::kReady;
+  r.profile = ProfileInfo{0.3, 0.6, 4, 120.5, 33.2, 1 << 20, 9, "profiled"};
+  r.max_override = 7;
+  r.cold_starts = 3;
+  r.training_launched = true;
+  absl::StatusOr<FunctionRecord> back = RecordFromJson("functions/resnet", RecordToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, r);
+  EXPECT_EQ(back->min(), 1);
+  EXPECT_EQ(back->max(), 7);
+}
+
+TEST(FunctionRecordTest, CorruptRecordsAreDataLossNamingTheKey) {
+  for (const char* text : {"{", R"({"spec_yaml": "name: x"})", "[]"}) {
+    absl::StatusOr<FunctionRecord> r = RecordFromJson("functions/x", text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(r.status().message(), HasSubstr("functions/x"));
+  }
+  FunctionRecord ok;
+  ok.spec = Spec();
+  std::string text = RecordToJson(ok);
+  const std::string state = R"("state":"profiling")";
+  ASSERT_NE(text.find(state), std::string::npos) << text;
+  text.replace(text.find(state), state.size(), R"("state":"sleeping")");
+  EXPECT_THAT(std::string(RecordFromJson("functions/x", text).status().message()),
+              HasSubstr("sleeping"));
+}
+
+TEST(AgentApiTest, ParsesNodeStatusWithOptionalFields) {
+  absl::StatusOr<NodeReport> n = ParseNodeReport(R"({"node": "node-0", "device": "emulated",
+    "gpus": [{"uuid": "EMU-0", "name": "G", "index": 0, "sm_count": 108,
+              "memory_bytes": 1000, "tokens_per_period": 500, "period_us": 2000}],
+    "instances": [{"id": 3, "function": "f", "gpu": "EMU-0", "port": 7101, "state": "ready",
+                   "exit_code": null, "sm_share": 0.4}]})");
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(n->gpus.size(), 1u);
+  EXPECT_EQ(n->gpus[0].period, absl::Milliseconds(2));
+  ASSERT_EQ(n->instances.size(), 1u);
+  EXPECT_EQ(n->instances[0].port, 7101);
+  EXPECT_DOUBLE_EQ(n->instances[0].sm_share, 0.4);
+  EXPECT_EQ(n->instances[0].restarts, 0);
+  absl::StatusOr<NodeReport> bad = ParseNodeReport(R"({"node": "n", "gpus": []})");
+  EXPECT_THAT(bad.status().message(), HasSubstr("instances"));
+}
+
+TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
+  const nlohmann::json j =
+      nlohmann::json::parse(StartInstanceBody(Spec(), {17, "EMU-1", 0.3, 0.6, false}));
+  EXPECT_EQ(j["id"], 17);
+  EXPECT_EQ(j["function"], "resnet");
+  EXPECT_EQ(j["kind"], "inference");
+  EXPECT_EQ(j["command"][2], "${PORT}");
+  EXPECT_EQ(j["env"]["A"], "b");
+  EXPECT_EQ(j["gpu"], "EMU-1");
+  EXPECT_EQ(j["restart"], "never");
+  EXPECT_EQ(j["slo_sensitive"], true);
+  EXPECT_EQ(j["mem_limit_bytes"], int64_t{2} << 30);
+  EXPECT_EQ(j["model_path"], "/models/resnet");
+}
+
+TEST(AgentApiTest, TrialAnswersAreChecked) {
+  absl::StatusOr<core::TrialResult> r =
+      ParseTrialResult(R"({"latency_ms": 2.5, "throughput": 400, "memory_bytes": 10})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->latency, absl::Microseconds(2500));
+  EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 0, "throughput": 1})").status().message(),
+              HasSubstr("latency_ms"));
+  EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 1})").status().message(),
+              HasSubstr("throughput"));
+}
+
+TEST(ScalePlanTest, StartingFirstThenLeastLoadedThenNewest) {
+  EXPECT_THAT(PickScaleIn({{1, true, 0}, {2, true, 3}, {3, false, 0}, {4, true, 0}}, 3),
+              ElementsAre(3, 4, 1));
+  EXPECT_THAT(PickScaleIn({{1, true, 0}}, 5), ElementsAre(1));
+}
+
+TEST(ScalePlanTest, PickedVictimsAreDistinctMembersForRandomCases) {
+  for (int seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<ScaleInCandidate> c;
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      c.push_back({i + 1, rng() % 2 == 0, static_cast<int>(rng() % 4)});
+    }
+    const int k = static_cast<int>(rng() % 10);
+    std::vector<int64_t> v = PickScaleIn(c, k);
+    ASSERT_EQ(static_cast<int>(v.size()), std::min(k, n)) << "seed " << seed;
+    std::sort(v.begin(), v.end());
+    EXPECT_EQ(std::unique(v.begin(), v.end()), v.end()) << "seed " << seed;
+  }
+}
+
+TEST(ProfileWithTest, MatchesCoreProfilerOnTheSameModelWithTheBatchCapped) {
+  FakeModel model;
+  FakeModelRunner runner(model);
+  core::ProfilerConfig config;  // max_batch 32, capped to the spec's 8
+  absl::StatusOr<ProfileInfo> p = ProfileWith(runner, Spec(), config);
+  ASSERT_TRUE(p.ok()) << p.status();
+  core::ProfilerConfig capped = config;
+  capped.max_batch = 8;
+  FakeModelRunner direct_runner(model);
+  absl::StatusOr<core::Profile> direct =
+      core::Profiler::Create(capped)->ProfileInference(direct_runner, absl::Milliseconds(40));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_DOUBLE_EQ(p->request, direct->quota.request);
+  EXPECT_DOUBLE_EQ(p->limit, direct->quota.limit);
+  EXPECT_EQ(p->batch, direct->batch);
+  EXPECT_LE(p->batch, 8);
+  EXPECT_DOUBLE_EQ(p->capacity_rps, direct->throughput);
+  EXPECT_EQ(p->source, "profiled");
+  EXPECT_GT(p->trials, 1);
+}
+
+TEST(ProfileWithTest, SpecQuotaRunsOneTrialAtTheRequest) {
+  FunctionSpec s = Spec();
+  s.quota = QuotaSpec{0.5, 0.8};
+  FakeModel model;
+  FakeModelRunner runner(model);
+  absl::StatusOr<ProfileInfo> p = ProfileWith(runner, s, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->source, "spec");
+  EXPECT_EQ(p->trials, 1);
+  EXPECT_EQ(p->batch, 8);
+  EXPECT_DOUBLE_EQ(p->request, 0.5);
+  EXPECT_DOUBLE_EQ(p->limit, 0.8);
+  EXPECT_DOUBLE_EQ(p->capacity_rps, 8 / (model.LatencyMs(0.5, 8) / 1000.0));
+}
+
+TEST(ProfileWithTest, UnreachableSloFails) {
+  FunctionSpec s = Spec();
+  s.slo_ms = 1.0;  // t_exec at batch 1 and 100 % is 3.5 ms > 0.5 ms
+  FakeModelRunner runner(FakeModel{});
+  absl::StatusOr<ProfileInfo> p = ProfileWith(runner, s, {});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace sluice::runtime

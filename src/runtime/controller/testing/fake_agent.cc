@@ -1,0 +1,217 @@
+// FakeAgent: the agent API over maps guarded by one mutex; instance trial servers run on a second
+// loop because http::Server::Start may not be called from its own loop's thread.
+#include "runtime/controller/testing/fake_agent.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+#include "common/status.h"
+
+namespace sluice::runtime {
+
+using nlohmann::json;
+
+double FakeModel::LatencyMs(double share, int batch) const {
+  return (base_ms + per_item_ms * batch) * (serial + (1.0 - serial) / share);
+}
+
+absl::StatusOr<core::TrialResult> FakeModelRunner::Run(const core::Trial& trial) {
+  // The same arithmetic as the trial server, including its JSON round trip in microseconds.
+  const double ms = model_.LatencyMs(trial.sm_share, trial.batch);
+  core::TrialResult r;
+  r.latency = absl::Microseconds(ms * 1000.0);
+  r.throughput = trial.batch / (ms / 1000.0);
+  r.memory = common::Bytes(model_.memory_bytes);
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<FakeAgent>> FakeAgent::Start(int gpus, int64_t gpu_memory_bytes,
+                                                            FakeModel model) {
+  std::unique_ptr<FakeAgent> a(new FakeAgent());
+  a->model_ = model;
+  a->gpus_ = gpus;
+  a->gpu_memory_bytes_ = gpu_memory_bytes;
+  SLUICE_ASSIGN_OR_RETURN(a->loop_, http::EventLoop::Create());
+  SLUICE_ASSIGN_OR_RETURN(a->instance_loop_, http::EventLoop::Create());
+  SLUICE_ASSIGN_OR_RETURN(a->server_, http::Server::Start(*a->loop_, {}, a->MakeRouter()));
+  return a;
+}
+
+FakeAgent::~FakeAgent() {
+  server_->Stop();
+  loop_->Stop();
+  for (auto& [id, s] : instance_servers_) s->Stop();
+  instance_loop_->Stop();
+}
+
+std::string FakeAgent::url() const { return absl::StrCat("127.0.0.1:", server_->port()); }
+
+void FakeAgent::set_controller(const std::string& url) {
+  absl::MutexLock lock(&mu_);
+  controller_ = url;
+}
+
+std::vector<FakeInstance> FakeAgent::instances() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<FakeInstance> out;
+  for (const auto& [id, i] : instances_) out.push_back(i);
+  return out;
+}
+
+std::vector<FakeDelete> FakeAgent::deletes() const {
+  absl::MutexLock lock(&mu_);
+  return deletes_;
+}
+
+int FakeAgent::trials() const {
+  absl::MutexLock lock(&mu_);
+  return trials_;
+}
+
+int FakeAgent::quota_puts() const {
+  absl::MutexLock lock(&mu_);
+  return quota_puts_;
+}
+
+int FakeAgent::Live(const std::string& function) const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const auto& [id, i] : instances_) {
+    n += i.function == function && (i.state == "starting" || i.state == "ready") ? 1 : 0;
+  }
+  return n;
+}
+
+std::string FakeAgent::NodeJson() {
+  absl::MutexLock lock(&mu_);
+  json gpus = json::array();
+  for (int g = 0; g < gpus_; ++g) {
+    gpus.push_back(json{{"uuid", absl::StrCat("EMU-FAKE-", g)}, {"name", "Fake GPU"},
+                        {"index", g}, {"sm_count", 108}, {"memory_bytes", gpu_memory_bytes_},
+                        {"tokens_per_period", 1000}, {"period_us", 1000}});
+  }
+  json instances = json::array();
+  for (auto& [id, i] : instances_) {
+    instances.push_back(json{{"id", id}, {"function", i.function}, {"gpu", i.gpu},
+                             {"port", i.port}, {"pid", 1000 + id}, {"state", i.state},
+                             {"restarts", 0}, {"exit_code", nullptr}, {"request", i.request},
+                             {"limit", i.limit}, {"sm_share", i.request},
+                             {"mem_used_bytes", 0}, {"in_flight", 0}});
+    if (i.state == "starting") i.state = "ready";  // ready from the next poll on
+    if (i.state == "draining") i.state = "stopped";
+  }
+  return json{{"node", "node-0"}, {"device", "emulated"}, {"gpus", gpus},
+              {"instances", instances}}.dump();
+}
+
+absl::StatusOr<int> FakeAgent::StartInstanceServer(int64_t id) {
+  http::Router r;
+  r.Handle("POST", "/sluice/v1/trial", [this, id](http::Request& req, http::Responder respond) {
+    const json body = json::parse(req.body, nullptr, false);
+    const int batch = body.is_discarded() ? 1 : body.value("batch", 1);
+    double share = 1;
+    {
+      absl::MutexLock lock(&mu_);
+      ++trials_;
+      share = instances_[id].limit;
+    }
+    const double ms = model_.LatencyMs(share, batch);
+    respond(http::JsonResponse(200, json{{"latency_ms", ms}, {"throughput", batch / (ms / 1000.0)},
+                                         {"memory_bytes", model_.memory_bytes}}.dump()));
+  });
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<http::Server> s,
+                          http::Server::Start(*instance_loop_, {}, std::move(r)));
+  const int port = s->port();
+  instance_servers_[id] = std::move(s);
+  return port;
+}
+
+void FakeAgent::HandleStart(http::Request& req, http::Responder respond) {
+  const json b = json::parse(req.body, nullptr, false);
+  if (b.is_discarded() || !b.contains("id") || !b.contains("function") || !b.contains("gpu")) {
+    respond(http::ErrorResponse(400, "field 'id': required"));
+    return;
+  }
+  FakeInstance i;
+  i.id = b["id"].get<int64_t>();
+  i.function = b["function"].get<std::string>();
+  i.gpu = b["gpu"].get<std::string>();
+  i.restart = b.value("restart", "");
+  i.request = b.value("request", 1.0);
+  i.limit = b.value("limit", 1.0);
+  i.state = "starting";
+  {
+    absl::MutexLock lock(&mu_);
+    if (instances_.contains(i.id)) {
+      respond(http::ErrorResponse(409, "duplicate id"));
+      return;
+    }
+    instances_[i.id] = i;
+  }
+  absl::StatusOr<int> port = StartInstanceServer(i.id);
+  if (!port.ok()) {
+    respond(http::ErrorResponse(507, std::string(port.status().message())));
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  instances_[i.id].port = *port;
+  respond(http::JsonResponse(201, json{{"id", i.id}, {"state", "starting"}}.dump()));
+}
+
+void FakeAgent::HandleDelete(http::Request& req, http::Responder respond) {
+  const int64_t id = std::stoll(req.param("id"));
+  std::string controller;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!instances_.contains(id)) {
+      respond(http::ErrorResponse(404, "no instance"));
+      return;
+    }
+    controller = controller_;
+  }
+  bool routed = false;
+  if (!controller.empty()) {
+    // The controller must have dropped the instance from its routes before draining it.
+    absl::StatusOr<http::Response> r = http::Get(absl::StrCat(controller, "/internal/v1/routes"));
+    if (r.ok()) {
+      const json routes = json::parse(r->body, nullptr, false);
+      for (const json& f : routes["functions"]) {
+        for (const json& i : f["instances"]) routed |= i["id"].get<int64_t>() == id;
+      }
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  deletes_.push_back({id, req.query_param("drain_ms"), routed});
+  instances_[id].state = "draining";
+  respond(http::JsonResponse(202, "{}"));
+}
+
+http::Router FakeAgent::MakeRouter() {
+  http::Router r;
+  r.Handle("GET", "/agent/v1/node", [this](http::Request&, http::Responder respond) {
+    respond(http::JsonResponse(200, NodeJson()));
+  });
+  r.Handle("POST", "/agent/v1/instances",
+           [this](http::Request& req, http::Responder respond) { HandleStart(req, std::move(respond)); });
+  r.Handle("PUT", "/agent/v1/instances/{id}/quota",
+           [this](http::Request& req, http::Responder respond) {
+             const json b = json::parse(req.body, nullptr, false);
+             absl::MutexLock lock(&mu_);
+             const int64_t id = std::stoll(req.param("id"));
+             if (b.is_discarded() || !instances_.contains(id)) {
+               respond(http::ErrorResponse(404, "no instance"));
+               return;
+             }
+             ++quota_puts_;
+             instances_[id].request = b.value("request", 1.0);
+             instances_[id].limit = b.value("limit", 1.0);
+             respond(http::JsonResponse(200, "{}"));
+           });
+  r.Handle("DELETE", "/agent/v1/instances/{id}",
+           [this](http::Request& req, http::Responder respond) { HandleDelete(req, std::move(respond)); });
+  return r;
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,104 @@
+// FakeAgent: an in-process node agent for the controller's tests. Implements the agent API of
+// docs/platform.md on an http::Server (port 0) and gives every instance its own small server
+// answering /sluice/v1/trial from a latency model of <sm_share, batch>, without a GPU or a
+// process. Instances become ready at the first GET /agent/v1/node after they start.
+// Thread-safe: handlers run on the fake's own loop; the test's accessors lock a mutex.
+#ifndef SLUICE_RUNTIME_CONTROLLER_TESTING_FAKE_AGENT_H_
+#define SLUICE_RUNTIME_CONTROLLER_TESTING_FAKE_AGENT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+#include "core/dilu/profiler.h"
+#include "runtime/http/http.h"
+
+namespace sluice::runtime {
+
+// The fake's performance model: t_exec(share, batch) = (base + per_item * batch) *
+// (serial + (1 - serial) / share) ms; training uses batch 1. Deterministic.
+struct FakeModel {
+  double base_ms = 2.0;
+  double per_item_ms = 1.5;
+  double serial = 0.2;
+  int64_t memory_bytes = 1 << 30;
+  double LatencyMs(double share, int batch) const;
+};
+
+// A TrialRunner over FakeModel, for running core::Profiler directly on the same model.
+class FakeModelRunner final : public core::TrialRunner {
+ public:
+  explicit FakeModelRunner(FakeModel model) : model_(model) {}
+  absl::StatusOr<core::TrialResult> Run(const core::Trial& trial) override;
+
+ private:
+  FakeModel model_;
+};
+
+struct FakeInstance {
+  int64_t id = 0;
+  std::string function;
+  std::string gpu;
+  std::string state;  // starting|ready|draining|stopped
+  std::string restart;
+  double request = 0;
+  double limit = 0;
+  int port = 0;
+};
+
+struct FakeDelete {
+  int64_t id = 0;
+  std::string drain_ms;    // the query parameter as sent
+  bool routed_at_delete;   // the controller's routes still listed the instance at that moment
+};
+
+class FakeAgent {
+ public:
+  // `gpus` emulated GPUs of `gpu_memory_bytes` each, token period 1 ms.
+  static absl::StatusOr<std::unique_ptr<FakeAgent>> Start(int gpus, int64_t gpu_memory_bytes,
+                                                          FakeModel model);
+  ~FakeAgent();
+
+  std::string url() const;  // "127.0.0.1:port"
+  // Where DELETE handlers look up the routes ("host:port"); empty: not checked.
+  void set_controller(const std::string& url);
+
+  std::vector<FakeInstance> instances() const;  // every instance ever started, by id
+  std::vector<FakeDelete> deletes() const;
+  int trials() const;        // POST /sluice/v1/trial calls answered
+  int quota_puts() const;
+  // Live (starting or ready) instances of `function`.
+  int Live(const std::string& function) const;
+
+ private:
+  FakeAgent() = default;
+  http::Router MakeRouter();
+  void HandleStart(http::Request& req, http::Responder respond);
+  void HandleDelete(http::Request& req, http::Responder respond);
+  std::string NodeJson();
+  absl::StatusOr<int> StartInstanceServer(int64_t id);
+
+  FakeModel model_;
+  int gpus_ = 0;
+  int64_t gpu_memory_bytes_ = 0;
+  std::unique_ptr<http::EventLoop> loop_;
+  std::unique_ptr<http::EventLoop> instance_loop_;
+  std::unique_ptr<http::Server> server_;
+  mutable absl::Mutex mu_;
+  std::string controller_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, FakeInstance> instances_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::unique_ptr<http::Server>> instance_servers_;  // loop thread only
+  std::vector<FakeDelete> deletes_ ABSL_GUARDED_BY(mu_);
+  int trials_ ABSL_GUARDED_BY(mu_) = 0;
+  int quota_puts_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_CONTROLLER_TESTING_FAKE_AGENT_H_
