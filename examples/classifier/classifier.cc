@@ -2,6 +2,7 @@
 // per layer; buffers grow to the largest batch seen.
 #include "classifier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -62,6 +63,26 @@ std::vector<float> Uniform(uint64_t& state, size_t n, float scale) {
     x = scale * (static_cast<float>(r >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f);
   }
   return v;
+}
+
+// "scores" (softmax of each row of `logits`, [rows, classes]) and "class" (argmax, [rows]).
+json Outputs(const float* logits, int64_t rows, int classes) {
+  std::vector<float> scores;
+  std::vector<int64_t> best;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* l = logits + r * classes;
+    const float top = *std::max_element(l, l + classes);
+    float sum = 0;
+    for (int c = 0; c < classes; ++c) {
+      sum += std::exp(l[c] - top);
+    }
+    for (int c = 0; c < classes; ++c) {
+      scores.push_back(std::exp(l[c] - top) / sum);
+    }
+    best.push_back(std::max_element(l, l + classes) - l);
+  }
+  return {runtime::Fp32Output("scores", {rows, classes}, scores),
+          runtime::Int64Output("class", {rows}, best)};
 }
 
 absl::StatusOr<std::vector<float>> Floats(const json& j, const char* field, size_t n) {
@@ -223,7 +244,6 @@ std::vector<InferResult> Classifier::Infer(std::span<const runtime::InferRequest
     return out;
   }
   absl::StatusOr<std::vector<float>> logits = Forward(x, rows);
-  const int cls = weights_.classes;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (first_row[i] < 0) {
       continue;
@@ -232,24 +252,9 @@ std::vector<InferResult> Classifier::Infer(std::span<const runtime::InferRequest
       out[i] = InferResult::Error(std::string(logits.status().message()), 500);
       continue;
     }
-    std::vector<float> scores;
-    std::vector<int64_t> classes;
-    for (int64_t r = first_row[i]; r < first_row[i] + row_count[i]; ++r) {
-      const float* l = logits->data() + r * cls;
-      const float top = *std::max_element(l, l + cls);
-      float sum = 0;
-      for (int c = 0; c < cls; ++c) {
-        sum += std::exp(l[c] - top);
-      }
-      for (int c = 0; c < cls; ++c) {
-        scores.push_back(std::exp(l[c] - top) / sum);
-      }
-      classes.push_back(std::max_element(l, l + cls) - l);
-    }
-    out[i] = InferResult::Ok(
-        runtime::InferResponse(name_, batch[i].id,
-                               {runtime::Fp32Output("scores", {row_count[i], cls}, scores),
-                                runtime::Int64Output("class", {row_count[i]}, classes)}));
+    out[i] = InferResult::Ok(runtime::InferResponse(
+        name_, batch[i].id,
+        Outputs(logits->data() + first_row[i] * weights_.classes, row_count[i], weights_.classes)));
   }
   return out;
 }

@@ -97,10 +97,17 @@ void FunctionServer::Drain() {
     return;
   }
   draining_.store(true);
-  worker_->Join();  // every accepted batch has run and called its Responder
-  FlushLoop(*loop_);
-  server_->Stop();
-  loop_->Stop();
+  // Start() may have failed part-way: only what exists is stopped.
+  if (worker_ != nullptr) {
+    worker_->Join();  // every accepted batch has run and called its Responder
+  }
+  if (server_ != nullptr) {
+    FlushLoop(*loop_);
+    server_->Stop();
+  }
+  if (loop_ != nullptr) {
+    loop_->Stop();
+  }
 }
 
 void FunctionServer::Route(http::Router& router) {

@@ -8,6 +8,8 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
+#include "runtime/sdk/training.h"
+
 namespace sluice::runtime {
 namespace {
 
@@ -193,6 +195,20 @@ TEST_F(FunctionServerTest, TrialRunsIterationsOfBatchCopiesOfTheSample) {
   }
   EXPECT_EQ(Stats()["batches"], 0);  // trials are not requests
   EXPECT_EQ(Post("/sluice/v1/trial", {{"batch", 0}}).status, 400);
+}
+
+TEST_F(FunctionServerTest, ABusyPortIsAnErrorNotACrash) {
+  StartServer();
+  FunctionOptions o;
+  o.port = server_->port();
+  auto second = FunctionServer::Start(o, [](std::span<const InferRequest> b) {
+    return std::vector<InferResult>(b.size(), InferResult::Error("unused"));
+  });
+  EXPECT_FALSE(second.ok());
+  TrainingOptions t;
+  t.port = server_->port();
+  auto training = TrainingLoop::Start(t);
+  EXPECT_FALSE(training.ok());
 }
 
 TEST_F(FunctionServerTest, DrainFinishesTheBatchInFlightAndRefusesNewOnes) {

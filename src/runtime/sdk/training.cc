@@ -54,8 +54,12 @@ absl::StatusOr<std::unique_ptr<TrainingLoop>> TrainingLoop::Start(TrainingOption
 }
 
 TrainingLoop::~TrainingLoop() {
-  server_->Stop();
-  loop_->Stop();
+  if (server_ != nullptr) {  // null when Start() failed
+    server_->Stop();
+  }
+  if (loop_ != nullptr) {
+    loop_->Stop();
+  }
 }
 
 int TrainingLoop::port() const {
