@@ -29,7 +29,8 @@ http::Response StatusResponse(const absl::Status& s) {
   return http::ErrorResponse(code, std::string(s.message()));
 }
 
-bool PortFree(const std::string& host, int port) {
+// Whether `port` can be bound on the loopback address (instances listen there).
+bool PortFree(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in a{};
@@ -96,7 +97,7 @@ absl::StatusOr<int> AgentDaemon::Impl::AllocatePort() {
   for (int n = 0; n <= hi - lo; ++n) {
     const int port = next_port;
     next_port = next_port >= hi ? lo : next_port + 1;  // round robin: a freed port rests
-    if (std::find(used.begin(), used.end(), port) == used.end() && PortFree(options.host, port)) {
+    if (std::find(used.begin(), used.end(), port) == used.end() && PortFree(port)) {
       return port;
     }
   }

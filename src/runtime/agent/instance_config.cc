@@ -201,7 +201,10 @@ absl::StatusOr<EnvList> BuildInstanceEnv(const StartInstance& s, const InstanceC
     SLUICE_ASSIGN_OR_RETURN(std::string value, ExpandPlaceholders(v, vars, "env." + k));
     bool replaced = false;
     for (auto& [name, old] : env) {
-      if (name == k) old = value, replaced = true;
+      if (name == k) {
+        old = value;
+        replaced = true;
+      }
     }
     if (!replaced) env.push_back({k, std::move(value)});
   }

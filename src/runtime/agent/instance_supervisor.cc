@@ -359,7 +359,10 @@ void InstanceSupervisor::StopAll() {
         OnExit(*inst, *code, env_.Now());
         continue;
       }
-      if (late && !inst->killed) SignalProcessGroup(inst->pid, SIGKILL), inst->killed = true;
+      if (late && !inst->killed) {
+        SignalProcessGroup(inst->pid, SIGKILL);
+        inst->killed = true;
+      }
       running = true;
     }
     for (auto& [id, inst] : instances_) {
