@@ -213,10 +213,12 @@ void FunctionServer::OnBatch(http::Request& req, http::Responder respond) {
             size_t next = 0;
             for (size_t i = 0; i < n; ++i) {
               if (!(*errors)[i].empty()) {
-                responses.push_back({{"error", (*errors)[i]}});
+                responses.push_back({{"error", (*errors)[i]}, {"code", 400}});
               } else {
                 InferResult& r = results[next++];
-                responses.push_back(r.ok() ? std::move(r.body) : json{{"error", r.error}});
+                responses.push_back(
+                    r.ok() ? std::move(r.body)
+                           : json{{"error", r.error}, {"code", r.code >= 400 ? r.code : 500}});
               }
             }
             if (!requests->empty()) {

@@ -110,7 +110,9 @@ TEST_F(FunctionServerTest, BatchAnswersInOrderWithErrorsInPlace) {
   EXPECT_EQ(j["responses"][0]["outputs"][0]["data"][0], 2.0);
   EXPECT_NE(j["responses"][1]["error"].get<std::string>().find("requests[1]: inputs"),
             std::string::npos);
+  EXPECT_EQ(j["responses"][1]["code"], 400);
   EXPECT_EQ(j["responses"][2]["error"], "negative input");
+  EXPECT_EQ(j["responses"][2]["code"], 400);
   EXPECT_EQ(j["responses"][3]["outputs"][0]["data"][0], 8.0);
   EXPECT_TRUE(j["exec_ms"].is_number());
   ASSERT_EQ(h_.batches.size(), 1u);  // the invalid request never reached the handler
