@@ -37,7 +37,7 @@ class Model:
         return torch.cuda.max_memory_allocated() if self.device.type == "cuda" else 0
 
     def infer(self, requests, name):
-        """One result per request: a KServe v2 response dict or {"error": text}."""
+        """One result per request: a KServe v2 response dict or {"error": text, "code": 400}."""
         rows, spans, results = [], [], [None] * len(requests)
         for i, req in enumerate(requests):
             try:
@@ -48,7 +48,7 @@ class Model:
                 if t.dim() != 2 or t.shape[1] != IN_DIM:
                     raise ValueError("need shape [%d] or [rows, %d]" % (IN_DIM, IN_DIM))
             except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as e:
-                results[i] = {"error": "inputs: %s" % e}
+                results[i] = {"error": "inputs: %s" % e, "code": 400}
                 continue
             spans.append((i, sum(r.shape[0] for r in rows), t.shape[0]))
             rows.append(t)
@@ -171,7 +171,7 @@ def make_handler(fn):
             if out is None:
                 return self.error(503, "not ready or draining")
             if isinstance(out, Exception):
-                out = [{"error": "handler: %s" % out}] * len(reqs)
+                out = [{"error": "handler: %s" % out, "code": 500}] * len(reqs)
             fn.served += len(reqs)
             fn.batches += 1
             self.reply(200, {"responses": out, "exec_ms": (time.perf_counter() - start) * 1e3})
