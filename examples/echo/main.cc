@@ -10,6 +10,7 @@ int main() {
       "echo",
       [&](sluice::runtime::FunctionOptions& o) {
         name = o.name;
+        o.handler_on_loop = true;  // a copy, never blocks: skip the worker thread hand-offs
         o.sample_request = {
             {"inputs", {{{"name", "x"}, {"shape", {1}}, {"datatype", "FP32"}, {"data", {1.0}}}}}};
       },

@@ -157,6 +157,9 @@ void FunctionServer::Enqueue(int64_t requests, http::Responder respond,
     return respond(http::ErrorResponse(503, "not ready"));
   }
   in_flight_ += requests;
+  if (options_.handler_on_loop) {
+    return job(std::move(respond));
+  }
   // The job owns the Responder; a refused job (a Drain raced us) answers 503 instead.
   auto slot = std::make_shared<http::Responder>(std::move(respond));
   const bool accepted =

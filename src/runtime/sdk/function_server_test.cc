@@ -154,6 +154,23 @@ TEST_F(FunctionServerTest, BatchesRunOneAtATimeInArrivalOrderWhileHealthAnswers)
   EXPECT_EQ(h_.max_running, 1);
 }
 
+TEST_F(FunctionServerTest, AHandlerOnTheLoopThreadAnswersTheSame) {
+  FunctionOptions o;
+  o.name = "m";
+  o.handler_on_loop = true;
+  auto s = FunctionServer::Start(o, [this](std::span<const InferRequest> b) { return h_(b); });
+  ASSERT_TRUE(s.ok()) << s.status();
+  (*s)->SetReady(true);
+  base_ = absl::StrCat("http://127.0.0.1:", (*s)->port());
+  json j = json::parse(Post("/sluice/v1/batch", {{"requests", {Req("a", 1), Req("b", 2)}}}).body);
+  EXPECT_EQ(j["responses"][1]["outputs"][0]["data"][0], 4.0);
+  EXPECT_EQ(Post("/v2/models/m/infer", Req("c", 3)).status, 200);
+  EXPECT_EQ(Stats()["served"], 3);
+  (*s)->Drain();
+  ASSERT_EQ(h_.batches.size(), 2u);
+  EXPECT_EQ(h_.batches[0], (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(FunctionServerTest, InferEndpointRunsOneRequest) {
   StartServer();
   http::Response r = Post("/v2/models/m/infer", Req("q", 3));
