@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "runtime/cli/runtime_commands.h"
 #include "runtime/node_cli/node_commands.h"
 #include "sim/cli/sim_command.h"
 
@@ -19,6 +20,7 @@ void RegisterAll(CLI::App& app, int& exit_code) {
   RegisterVersion(app, exit_code);
   sim::RegisterSim(app, exit_code);
   RegisterNode(app, exit_code);
+  RegisterRuntime(app, exit_code);
 }
 
 }  // namespace sluice::cli

@@ -135,7 +135,7 @@ absl::StatusOr<Trace> LoadTrace(const std::string& path) {
 
 absl::Duration TraceLength(const Trace& trace) {
   if (trace.format == Trace::Format::kTimes) {
-    return trace.times.empty() ? absl::ZeroDuration() : trace.times.back();
+    return trace.times.empty() ? absl::ZeroDuration() : trace.times.back() + absl::Milliseconds(1);
   }
   return trace.rates.empty() ? absl::ZeroDuration() : absl::Seconds(trace.rates.back().second + 1);
 }

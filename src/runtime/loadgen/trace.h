@@ -36,7 +36,8 @@ absl::StatusOr<Trace> ParseTrace(const std::string& contents, const std::string&
 // Reads `path` and parses it; NotFound naming the path when it cannot be read.
 absl::StatusOr<Trace> LoadTrace(const std::string& path);
 
-// The trace's length: the last request time (kTimes) or last second + 1 (kRates).
+// The trace's length, the smallest window holding every request: 1 ms past the last request
+// time (kTimes), or the last second + 1 (kRates).
 absl::Duration TraceLength(const Trace& trace);
 
 // Request offsets from the start, sorted, all < `limit`. kTimes: the trace's times. kRates: for

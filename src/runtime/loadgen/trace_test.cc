@@ -17,7 +17,8 @@ TEST(ParseTraceTest, TimesAreSortedAndCommentsSkipped) {
   EXPECT_EQ(t->format, Trace::Format::kTimes);
   EXPECT_THAT(t->times, ::testing::ElementsAre(absl::Milliseconds(250), absl::Milliseconds(500),
                                                absl::Seconds(2)));
-  EXPECT_EQ(TraceLength(*t), absl::Seconds(2));
+  EXPECT_EQ(TraceLength(*t), absl::Milliseconds(2001));
+  EXPECT_EQ(Arrivals(*t, 1, TraceLength(*t)).size(), 3u);
 }
 
 TEST(ParseTraceTest, Rates) {
