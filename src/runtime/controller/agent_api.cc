@@ -16,7 +16,8 @@ namespace {
 template <typename T>
 T Opt(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
+  if (it == j.end() || it->is_null())
+    return fallback;
   return it->get<T>();
 }
 
@@ -57,20 +58,22 @@ absl::StatusOr<NodeReport> ParseNodeReport(const std::string& body) {
     const json j = json::parse(body);
     n.node = j.at("node").get<std::string>();
     n.device = Opt<std::string>(j, "device", "");
-    for (const json& g : j.at("gpus")) n.gpus.push_back(ParseGpu(g));
-    for (const json& i : j.at("instances")) n.instances.push_back(ParseInstance(i));
+    for (const json& g : j.at("gpus"))
+      n.gpus.push_back(ParseGpu(g));
+    for (const json& i : j.at("instances"))
+      n.instances.push_back(ParseInstance(i));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("agent node status: ", e.what()));
   }
   return n;
 }
 
-http::Request AgentRequest(const std::string& method, const std::string& target,
-                           std::string body) {
+http::Request AgentRequest(const std::string& method, const std::string& target, std::string body) {
   http::Request r;
   r.method = method;
   r.target = target;
-  if (!body.empty()) r.headers = {{"content-type", "application/json"}};
+  if (!body.empty())
+    r.headers = {{"content-type", "application/json"}};
   r.body = std::move(body);
   return r;
 }
@@ -79,7 +82,9 @@ bool IsTerminalAgentState(const std::string& state) {
   return state == "stopped" || state == "failed" || state == "completed";
 }
 
-bool IsSloSensitive(FunctionKind kind) { return kind != FunctionKind::kTraining; }
+bool IsSloSensitive(FunctionKind kind) {
+  return kind != FunctionKind::kTraining;
+}
 
 int64_t MemoryLimitBytes(const FunctionSpec& spec) {
   return static_cast<int64_t>(spec.memory_gib * 1073741824.0);
@@ -87,7 +92,8 @@ int64_t MemoryLimitBytes(const FunctionSpec& spec) {
 
 std::string StartInstanceBody(const FunctionSpec& spec, const StartInstanceArgs& args) {
   json env = json::object();
-  for (const auto& [k, v] : spec.env) env[k] = v;
+  for (const auto& [k, v] : spec.env)
+    env[k] = v;
   json j{{"id", args.id},
          {"function", spec.name},
          {"kind", FunctionKindName(spec.kind)},
@@ -99,7 +105,8 @@ std::string StartInstanceBody(const FunctionSpec& spec, const StartInstanceArgs&
          {"slo_sensitive", IsSloSensitive(spec.kind)},
          {"mem_limit_bytes", MemoryLimitBytes(spec)},
          {"restart", args.restart ? "on-failure" : "never"},
-         {"model_path", spec.model.path}};
+         {"model_path", spec.model.path},
+         {"max_batch", args.max_batch}};
   return j.dump();
 }
 

@@ -11,9 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "nlohmann/json.hpp"
 
 #include "core/dilu/profiler.h"
+#include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
 #include "runtime/spec/function_spec.h"
 
@@ -69,6 +69,7 @@ struct StartInstanceArgs {
   double request = 1;
   double limit = 1;
   bool restart = true;  // "on-failure", else "never"
+  int max_batch = 1;    // SLUICE_MAX_BATCH of the instance
 };
 
 // The StartInstance body for `spec` (command, env, model path, memory limit from memory_gib).

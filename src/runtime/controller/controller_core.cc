@@ -17,11 +17,12 @@ namespace sluice::runtime {
 
 using nlohmann::json;
 
-ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop& loop, Store& store)
+ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop& loop,
+                               Store& store)
     : options_(options), loop_(loop), store_(store), client_(loop) {
   // Names are constants of ours, so these cannot fail.
-  cold_starts_metric_ = *metrics_.AddCounter(
-      "sluice_controller_cold_starts_total", "Instances started from zero", {"function"});
+  cold_starts_metric_ = *metrics_.AddCounter("sluice_controller_cold_starts_total",
+                                             "Instances started from zero", {"function"});
   trials_metric_ = *metrics_.AddCounter("sluice_controller_profiling_trials_total",
                                         "Profiling trials run", {"function"});
   instances_metric_ = *metrics_.AddGauge("sluice_controller_instances",
@@ -31,7 +32,9 @@ ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop
   version_metric_ = *metrics_.AddGauge("sluice_controller_routes_version", "Routes version", {});
 }
 
-ControllerCore::~ControllerCore() { StopWorkers(); }
+ControllerCore::~ControllerCore() {
+  StopWorkers();
+}
 
 absl::Status ControllerCore::Init() {
   SLUICE_ASSIGN_OR_RETURN(std::vector<NodeReport> nodes, FetchAgentsBlocking());
@@ -43,14 +46,16 @@ absl::Status ControllerCore::Init() {
 absl::Status ControllerCore::Persist(ControllerFunction& f) {
   absl::StatusOr<int64_t> v =
       store_.PutIf(FunctionKey(f.record.spec.name), f.store_version, RecordToJson(f.record));
-  if (!v.ok()) return v.status();
+  if (!v.ok())
+    return v.status();
   f.store_version = *v;
   return absl::OkStatus();
 }
 
 void ControllerCore::MakeScaler(ControllerFunction& f) {
   f.scaler.reset();
-  if (f.record.spec.kind == FunctionKind::kTraining || !f.record.profile) return;
+  if (f.record.spec.kind == FunctionKind::kTraining || !f.record.profile)
+    return;
   absl::StatusOr<std::unique_ptr<core::LazyScaler>> s = core::LazyScaler::Create(ScalerConfigFor(
       options_.lazy, f.record.min(), f.record.max(), f.record.profile->capacity_rps));
   if (!s.ok()) {
@@ -72,7 +77,8 @@ void ControllerCore::SetReady(ControllerFunction& f, const ProfileInfo& profile)
     f.desired = f.record.spec.training->workers;
     if (!f.record.training_launched) {
       for (int w = 0; w < f.desired; ++w) {
-        if (!StartServing(f, /*restart=*/false)) break;
+        if (!StartServing(f, /*restart=*/false))
+          break;
       }
       f.record.training_launched = true;
       (void)Persist(f);
@@ -128,7 +134,8 @@ json ControllerCore::InstanceJson(const ControllerInstance& i) const {
 json ControllerCore::StatusJson(const ControllerFunction& f) const {
   json instances = json::array();
   for (const auto& [id, i] : instances_) {
-    if (i.function == f.record.spec.name && !i.profiling) instances.push_back(InstanceJson(i));
+    if (i.function == f.record.spec.name && !i.profiling)
+      instances.push_back(InstanceJson(i));
   }
   return json{{"name", f.record.spec.name},
               {"kind", FunctionKindName(f.record.spec.kind)},
@@ -144,21 +151,24 @@ json ControllerCore::StatusJson(const ControllerFunction& f) const {
 
 http::Response ControllerCore::Deploy(const std::string& yaml) {
   absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(yaml, "request");
-  if (!spec.ok()) return http::ErrorResponse(400, std::string(spec.status().message()));
+  if (!spec.ok())
+    return http::ErrorResponse(400, std::string(spec.status().message()));
   auto it = functions_.find(spec->name);
   if (it != functions_.end()) {
     if (it->second.record.spec == *spec && it->second.record.state != FunctionState::kDeleting) {
       return http::JsonResponse(200, StatusJson(it->second).dump());
     }
     return http::ErrorResponse(
-        409, absl::StrCat("function '", spec->name, "' exists with a different spec",
-                          it->second.record.state == FunctionState::kDeleting ? " (deleting)" : ""));
+        409,
+        absl::StrCat("function '", spec->name, "' exists with a different spec",
+                     it->second.record.state == FunctionState::kDeleting ? " (deleting)" : ""));
   }
   ControllerFunction f;
   f.record.spec = *std::move(spec);
   f.id = common::FunctionId(next_function_id_++);
   absl::Status s = Persist(f);
-  if (!s.ok()) return http::ErrorResponse(500, absl::StrCat("registry: ", s.message()));
+  if (!s.ok())
+    return http::ErrorResponse(500, absl::StrCat("registry: ", s.message()));
   const std::string name = f.record.spec.name;
   ControllerFunction& entry = functions_.emplace(name, std::move(f)).first->second;
   StartProfiling(entry);
@@ -168,7 +178,8 @@ http::Response ControllerCore::Deploy(const std::string& yaml) {
 
 http::Response ControllerCore::List() const {
   json all = json::array();
-  for (const auto& [name, f] : functions_) all.push_back(StatusJson(f));
+  for (const auto& [name, f] : functions_)
+    all.push_back(StatusJson(f));
   return http::JsonResponse(200, json{{"functions", std::move(all)}}.dump());
 }
 
@@ -194,7 +205,8 @@ void ControllerCore::Delete(const std::string& name, http::Responder respond) {
     (void)Persist(f);
     f.scaler.reset();
     f.desired = 0;
-    for (const ControllerInstance* i : Active(name)) ScaleIn(i->id);
+    for (const ControllerInstance* i : Active(name))
+      ScaleIn(i->id);
     Touch();
   }
   // Answer once the drains have been handed to the agents (ScaleIn's timers run first).
@@ -217,7 +229,8 @@ http::Response ControllerCore::Cluster() const {
   json nodes = json::array();
   for (const ControllerAgent& a : agents_) {
     json gpus = json::array();
-    for (const ReportedGpu& g : a.gpus) gpus.push_back(g.raw);
+    for (const ReportedGpu& g : a.gpus)
+      gpus.push_back(g.raw);
     nodes.push_back(json{{"agent", a.endpoint.ToString()}, {"node", a.node}, {"gpus", gpus}});
   }
   return http::JsonResponse(200, json{{"nodes", std::move(nodes)}}.dump());

@@ -18,11 +18,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "nlohmann/json.hpp"
 
 #include "core/dilu/lazy_scaler.h"
 #include "core/dilu/scheduler.h"
 #include "core/resource/cluster.h"
+#include "nlohmann/json.hpp"
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_daemon.h"
 #include "runtime/controller/function_record.h"
@@ -121,6 +121,7 @@ class ControllerCore {
   void PollNodes();
   void ApplyNode(int agent, const NodeReport& node);
   void Erase(int64_t id);
+  void Forget(int agent, int64_t id);  // DELETE of an instance the agent lists as stopped/failed
   int64_t NextInstanceId();
   void Touch();  // bumps the routes version when the routed set/state changed
   std::string RouteKey() const;

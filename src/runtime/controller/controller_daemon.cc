@@ -1,5 +1,5 @@
-// ControllerDaemon: wires the store, the event loop, the ControllerCore and the HTTP server. Start-up
-// runs on the caller's thread before the server accepts, so the registry and the adopted
+// ControllerDaemon: wires the store, the event loop, the ControllerCore and the HTTP server.
+// Start-up runs on the caller's thread before the server accepts, so the registry and the adopted
 // instances are in place when the first request arrives.
 #include "runtime/controller/controller_daemon.h"
 
@@ -46,18 +46,26 @@ absl::StatusOr<std::unique_ptr<ControllerDaemon>> ControllerDaemon::Start(
   return d;
 }
 
-int ControllerDaemon::port() const { return port_; }
+int ControllerDaemon::port() const {
+  return port_;
+}
 
 void ControllerDaemon::Stop() {
-  if (stopped_) return;
+  if (stopped_)
+    return;
   stopped_ = true;
-  if (server_) server_->Stop();
-  if (controller_) controller_->StopWorkers();
-  if (loop_) loop_->Stop();
+  if (server_)
+    server_->Stop();
+  if (controller_)
+    controller_->StopWorkers();
+  if (loop_)
+    loop_->Stop();
   controller_.reset();  // its client's callbacks died with the loop
   server_.reset();
 }
 
-ControllerDaemon::~ControllerDaemon() { Stop(); }
+ControllerDaemon::~ControllerDaemon() {
+  Stop();
+}
 
 }  // namespace sluice::runtime

@@ -28,19 +28,19 @@ class Server;
 
 struct ControllerOptions {
   std::string host = "127.0.0.1";
-  int port = 7071;                                         // 0: ephemeral (see port())
-  std::string store_path;                                  // SQLite file; empty: in memory
-  std::vector<std::string> agents = {"127.0.0.1:7072"};    // "host:port", one node each
-  absl::Duration node_poll = absl::Milliseconds(200);      // GET /agent/v1/node period
-  absl::Duration agent_wait = absl::Seconds(10);           // Start waits this long for agents
+  int port = 7071;                                       // 0: ephemeral (see port())
+  std::string store_path;                                // SQLite file; empty: in memory
+  std::vector<std::string> agents = {"127.0.0.1:7072"};  // "host:port", one node each
+  absl::Duration node_poll = absl::Milliseconds(200);    // GET /agent/v1/node period
+  absl::Duration agent_wait = absl::Seconds(10);         // Start waits this long for agents
   core::ProfilerConfig profiler;
-  int trial_iterations = 5;                                // handler runs per trial
+  int trial_iterations = 5;  // handler runs per trial
   absl::Duration profile_ready_timeout = absl::Seconds(120);
   core::SchedulerConfig scheduler;
   // Window and phi from Dilu; one sample per gateway load report. min/max/capacity per function.
   core::LazyScalerConfig lazy;
-  absl::Duration drain_grace = absl::Milliseconds(300);    // route removal -> agent DELETE
-  absl::Duration drain_timeout = absl::Seconds(10);        // the agent's drain_ms
+  absl::Duration drain_grace = absl::Milliseconds(300);  // route removal -> agent DELETE
+  absl::Duration drain_timeout = absl::Seconds(10);      // the agent's drain_ms
 };
 
 class ControllerDaemon {

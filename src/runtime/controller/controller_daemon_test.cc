@@ -1,6 +1,8 @@
 // End-to-end tests of the controller daemon against FakeAgent, through its admin and internal
 // HTTP APIs: profiling, placement, lazy scaling, drain, wake, delete, restart, unschedulable.
 // Waits poll with a generous bound; no assertion depends on how fast anything runs.
+#include "runtime/controller/controller_daemon.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -11,9 +13,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 
-#include "runtime/controller/controller_daemon.h"
+#include "nlohmann/json.hpp"
 #include "runtime/controller/testing/fake_agent.h"
 #include "runtime/http/http.h"
 
@@ -23,7 +24,8 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-std::string InferenceSpec(const std::string& name, int min, int max, const std::string& extra = "") {
+std::string InferenceSpec(const std::string& name, int min, int max,
+                          const std::string& extra = "") {
   return absl::StrCat("name: ", name, R"(
 kind: inference
 command: ["./serve"]
@@ -31,7 +33,8 @@ model: {path: /models/m}
 slo_ms: 40
 memory_gib: 2
 batching: {max_batch: 8, max_queue_delay_ms: 5}
-autoscaling: {min: )", min, ", max: ", max, "}\n", extra);
+autoscaling: {min: )",
+                      min, ", max: ", max, "}\n", extra);
 }
 
 class ControllerTest : public ::testing::Test {
@@ -52,7 +55,8 @@ class ControllerTest : public ::testing::Test {
   void TearDown() override {
     daemon_.reset();
     agent_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    if (!dir_.empty())
+      std::filesystem::remove_all(dir_);
   }
 
   void StartDaemon() {
@@ -72,7 +76,8 @@ class ControllerTest : public ::testing::Test {
     req.headers = {{"content-type", "application/json"}};
     auto r = http::Fetch(*http::Endpoint::Parse(url()), std::move(req));
     EXPECT_TRUE(r.ok()) << r.status();
-    if (r.ok()) return *r;
+    if (r.ok())
+      return *r;
     http::Response failed;
     failed.status = 0;
     return failed;
@@ -84,7 +89,8 @@ class ControllerTest : public ::testing::Test {
   // Polls `pred` until true (bounded: a hang fails instead of blocking ctest).
   bool WaitFor(const std::function<bool()>& pred) {
     for (int i = 0; i < 1500; ++i) {
-      if (pred()) return true;
+      if (pred())
+        return true;
       absl::SleepFor(absl::Milliseconds(10));
     }
     return false;
@@ -96,7 +102,8 @@ class ControllerTest : public ::testing::Test {
   json Route(const std::string& name) {
     const json routes = Get("/internal/v1/routes");
     for (const json& f : routes["functions"]) {
-      if (f["name"] == name) return f;
+      if (f["name"] == name)
+        return f;
     }
     return json();
   }
@@ -115,11 +122,13 @@ class ControllerTest : public ::testing::Test {
   std::vector<FakeDelete> ServingDeletes() {
     std::set<int64_t> serving;
     for (const FakeInstance& i : agent_->instances()) {
-      if (i.restart == "on-failure") serving.insert(i.id);
+      if (i.restart == "on-failure")
+        serving.insert(i.id);
     }
     std::vector<FakeDelete> out;
     for (const FakeDelete& d : agent_->deletes()) {
-      if (serving.contains(d.id)) out.push_back(d);
+      if (serving.contains(d.id))
+        out.push_back(d);
     }
     return out;
   }
@@ -159,8 +168,10 @@ TEST_F(ControllerTest, DeployProfilesOnTheAgentAndStartsMinInstancesWithTheProfi
   ASSERT_GE(all.size(), 2u);
   EXPECT_EQ(all[0].restart, "never");
   EXPECT_NE(all[0].state, "ready");
-  ASSERT_TRUE(WaitFor([&] { return Route("resnet")["instances"].size() == 1 &&
-                                   Route("resnet")["instances"][0]["state"] == "ready"; }));
+  ASSERT_TRUE(WaitFor([&] {
+    return Route("resnet")["instances"].size() == 1 &&
+           Route("resnet")["instances"][0]["state"] == "ready";
+  }));
   const json route = Route("resnet");
   EXPECT_EQ(route["max_batch"], direct->batch);
   EXPECT_EQ(route["queue_max"], 256);
@@ -218,7 +229,8 @@ TEST_F(ControllerTest, ScalesOutOnlyAfterPhiOutHighSamplesAndInWithDrain) {
   ASSERT_TRUE(WaitFor([&] { return agent_->Live("a") == 2; }));
 
   // Low load: scale in once more than phi_in samples are below (n - 1) c.
-  for (int k = 0; k <= options_.lazy.phi_in + options_.lazy.phi_out; ++k) ReportLoad("a", 0.1);
+  for (int k = 0; k <= options_.lazy.phi_in + options_.lazy.phi_out; ++k)
+    ReportLoad("a", 0.1);
   EXPECT_EQ(RoutedInstances("a"), 1);
   ASSERT_TRUE(WaitFor([&] { return !ServingDeletes().empty(); }));
   ASSERT_EQ(ServingDeletes().size(), 1u);
@@ -255,7 +267,8 @@ TEST_F(ControllerTest, DeleteDrainsInstancesAndForgetsTheFunction) {
   EXPECT_EQ(Call("GET", "/admin/v1/functions/d").status, 404);
   EXPECT_TRUE(Get("/admin/v1/functions")["functions"].empty());
   ASSERT_TRUE(WaitFor([&] { return agent_->Live("d") == 0; }));
-  for (const FakeDelete& d : agent_->deletes()) EXPECT_FALSE(d.routed_at_delete) << d.id;
+  for (const FakeDelete& d : agent_->deletes())
+    EXPECT_FALSE(d.routed_at_delete) << d.id;
   EXPECT_EQ(Call("DELETE", "/admin/v1/functions/d").status, 404);
 }
 
@@ -336,7 +349,8 @@ training: {workers: 2, iterations: 100}
   ASSERT_EQ(r.status, 201) << r.body;
   ASSERT_TRUE(WaitState("train", "ready")) << Describe("train").dump();
   ASSERT_TRUE(WaitFor([&] { return agent_->Live("train") == 2; }));
-  for (const FakeInstance& i : agent_->instances()) EXPECT_EQ(i.restart, "never");
+  for (const FakeInstance& i : agent_->instances())
+    EXPECT_EQ(i.restart, "never");
   EXPECT_EQ(Describe("train")["profile"]["batch"], 1);
 }
 

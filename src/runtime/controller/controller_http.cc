@@ -1,7 +1,6 @@
 // ControllerCore: the routes of the admin and internal APIs (docs/platform.md). Handlers run on the
 // loop thread and answer at once, except DELETE, which answers once the drains are under way.
 #include "nlohmann/json.hpp"
-
 #include "runtime/controller/controller_core.h"
 
 namespace sluice::runtime {
@@ -12,9 +11,10 @@ http::Router ControllerCore::MakeRouter() {
            [this](http::Request& req, http::Responder respond) { respond(Deploy(req.body)); });
   r.Handle("GET", "/admin/v1/functions",
            [this](http::Request&, http::Responder respond) { respond(List()); });
-  r.Handle("GET", "/admin/v1/functions/{name}", [this](http::Request& req, http::Responder respond) {
-    respond(Describe(req.param("name")));
-  });
+  r.Handle("GET", "/admin/v1/functions/{name}",
+           [this](http::Request& req, http::Responder respond) {
+             respond(Describe(req.param("name")));
+           });
   r.Handle("DELETE", "/admin/v1/functions/{name}",
            [this](http::Request& req, http::Responder respond) {
              Delete(req.param("name"), std::move(respond));

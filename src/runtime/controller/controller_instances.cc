@@ -21,7 +21,8 @@ namespace {
 absl::StatusOr<NodeReport> FetchNode(const http::Endpoint& agent) {
   absl::StatusOr<http::Response> r =
       http::Fetch(agent, AgentRequest("GET", "/agent/v1/node"), absl::Seconds(2));
-  if (!r.ok()) return r.status();
+  if (!r.ok())
+    return r.status();
   if (r->status != 200) {
     return absl::UnavailableError(
         absl::StrCat("agent ", agent.ToString(), ": HTTP ", r->status, ": ", r->body));
@@ -37,7 +38,8 @@ bool Routable(const ControllerInstance& i) {
 }  // namespace
 
 absl::StatusOr<std::vector<NodeReport>> ControllerCore::FetchAgentsBlocking() {
-  if (options_.agents.empty()) return absl::InvalidArgumentError("no agents configured");
+  if (options_.agents.empty())
+    return absl::InvalidArgumentError("no agents configured");
   core::ClusterSpec spec;
   std::vector<NodeReport> nodes;
   for (const std::string& url : options_.agents) {
@@ -80,14 +82,15 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
   for (size_t a = 0; a < nodes.size(); ++a) {
     for (const ReportedInstance& ai : nodes[a].instances) {
       next_instance_id_ = std::max(next_instance_id_, ai.id + 1);
-      if (IsTerminalAgentState(ai.state) || ai.state == "draining") continue;  // on its way out
+      if (IsTerminalAgentState(ai.state) || ai.state == "draining")
+        continue;  // on its way out
       auto f = functions_.find(ai.function);
       const bool keep = f != functions_.end() && f->second.record.state == FunctionState::kReady &&
                         ai.id != f->second.record.profiling_instance;
       if (!keep) {
-        (void)http::Fetch(agents_[a].endpoint,
-                          AgentRequest("DELETE",
-                                       absl::StrCat("/agent/v1/instances/", ai.id, "?drain_ms=0")));
+        (void)http::Fetch(
+            agents_[a].endpoint,
+            AgentRequest("DELETE", absl::StrCat("/agent/v1/instances/", ai.id, "?drain_ms=0")));
         continue;
       }
       ControllerInstance i;
@@ -101,12 +104,16 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
       i.request = ai.request > 0 ? ai.request : f->second.record.profile->request;
       i.limit = ai.limit > 0 ? ai.limit : f->second.record.profile->limit;
       i.sm_share = ai.sm_share;
-      if (ai.port > 0) i.url = absl::StrCat(agents_[a].endpoint.host, ":", ai.port);
+      if (ai.port > 0)
+        i.url = absl::StrCat(agents_[a].endpoint.host, ":", ai.port);
       for (size_t g = 0; g < agents_[a].gpus.size(); ++g) {
-        if (agents_[a].gpus[g].uuid != ai.gpu) continue;
+        if (agents_[a].gpus[g].uuid != ai.gpu)
+          continue;
         const common::GpuId gid = agents_[a].gpu_ids[g];
         const ProfileInfo& p = *f->second.record.profile;
-        core::Allocation alloc{common::InstanceId(ai.id), f->second.id, gid,
+        core::Allocation alloc{common::InstanceId(ai.id),
+                               f->second.id,
+                               gid,
                                common::Bytes(MemoryLimitBytes(f->second.record.spec)),
                                {p.request, p.limit}};
         if (cluster_->Add(alloc).ok()) {
@@ -127,14 +134,17 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
     }
   }
   for (auto& [name, f] : functions_) {
-    if (f.record.state == FunctionState::kProfiling) StartProfiling(f);
-    if (f.record.state != FunctionState::kReady) continue;
+    if (f.record.state == FunctionState::kProfiling)
+      StartProfiling(f);
+    if (f.record.state != FunctionState::kReady)
+      continue;
     MakeScaler(f);
     const int n = static_cast<int>(Active(name).size());
     f.desired = f.record.spec.kind == FunctionKind::kTraining
                     ? n
                     : std::clamp(n, f.record.min(), f.record.max());
-    if (f.record.spec.kind != FunctionKind::kTraining) Reconcile(f, false);
+    if (f.record.spec.kind != FunctionKind::kTraining)
+      Reconcile(f, false);
   }
   Touch();
 }
@@ -142,33 +152,39 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
 std::vector<const ControllerInstance*> ControllerCore::Active(const std::string& function) const {
   std::vector<const ControllerInstance*> out;
   for (const auto& [id, i] : instances_) {
-    if (i.function == function && Routable(i)) out.push_back(&i);
+    if (i.function == function && Routable(i))
+      out.push_back(&i);
   }
   return out;
 }
 
 void ControllerCore::Reconcile(ControllerFunction& f, bool cold_start) {
-  if (f.record.state != FunctionState::kReady) return;
+  if (f.record.state != FunctionState::kReady)
+    return;
   const std::vector<const ControllerInstance*> active = Active(f.record.spec.name);
   const int n = static_cast<int>(active.size());
   if (f.desired > n) {
     if (cold_start && n == 0) {
       ++f.record.cold_starts;
       (void)Persist(f);
-      if (auto c = cold_starts_metric_->WithLabels({f.record.spec.name}); c.ok()) (*c)->Inc();
+      if (auto c = cold_starts_metric_->WithLabels({f.record.spec.name}); c.ok())
+        (*c)->Inc();
       // The window still holds the idle samples that scaled to zero; judged against n = 1 they
       // would scale the new instance in at once, so the window restarts with it.
-      if (f.scaler) MakeScaler(f);
+      if (f.scaler)
+        MakeScaler(f);
     }
     for (int k = n; k < f.desired; ++k) {
-      if (!StartServing(f, /*restart=*/true)) break;
+      if (!StartServing(f, /*restart=*/true))
+        break;
     }
   } else if (f.desired < n) {
     std::vector<ScaleInCandidate> candidates;
     for (const ControllerInstance* i : active) {
       candidates.push_back({i->id, i->state == "ready", i->in_flight});
     }
-    for (int64_t id : PickScaleIn(std::move(candidates), n - f.desired)) ScaleIn(id);
+    for (int64_t id : PickScaleIn(std::move(candidates), n - f.desired))
+      ScaleIn(id);
     f.unschedulable = false;
   } else {
     f.unschedulable = false;
@@ -176,9 +192,9 @@ void ControllerCore::Reconcile(ControllerFunction& f, bool cold_start) {
   Touch();
 }
 
-absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFunction& f, int64_t id,
-                                                                core::SmQuota quota,
-                                                                bool profiling) {
+absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFunction& f,
+                                                                    int64_t id, core::SmQuota quota,
+                                                                    bool profiling) {
   const FunctionSpec& spec = f.record.spec;
   core::InstanceDemand d;
   d.function = f.id;
@@ -199,10 +215,12 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
         best = &g;
       }
     }
-    if (best == nullptr || spec.gpus != 1) return gpus.status();
+    if (best == nullptr || spec.gpus != 1)
+      return gpus.status();
     gpus = std::vector<common::GpuId>{best->id};
   }
-  if (!gpus.ok()) return gpus.status();
+  if (!gpus.ok())
+    return gpus.status();
   for (common::GpuId g : *gpus) {
     core::Allocation a{common::InstanceId(id), f.id, g, d.memory_per_gpu, quota};
     SLUICE_RETURN_IF_ERROR(cluster_->Add(a));
@@ -212,7 +230,8 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
 }
 
 void ControllerCore::Release(ControllerInstance& i) {
-  if (!i.allocated) return;
+  if (!i.allocated)
+    return;
   for (const core::Allocation& a : cluster_->Remove(common::InstanceId(i.id))) {
     scheduler_->OnRemoved(a, *cluster_);
   }
@@ -237,7 +256,8 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
     return false;
   }
   f.unschedulable = false;
-  if (absl::StartsWith(f.record.message, "unschedulable")) f.record.message.clear();
+  if (absl::StartsWith(f.record.message, "unschedulable"))
+    f.record.message.clear();
   const int agent = gpu_agent_[(*gpus)[0].value()];
   const ControllerAgent& a = agents_[agent];
   ControllerInstance i;
@@ -246,29 +266,31 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
   i.agent = agent;
   i.gpus = *gpus;
   for (size_t g = 0; g < a.gpu_ids.size(); ++g) {
-    if (a.gpu_ids[g] == (*gpus)[0]) i.gpu_uuid = a.gpus[g].uuid;
+    if (a.gpu_ids[g] == (*gpus)[0])
+      i.gpu_uuid = a.gpus[g].uuid;
   }
   i.request = p.request;
   i.limit = p.limit;
   i.allocated = true;
-  StartInstanceArgs args{id, i.gpu_uuid, p.request, p.limit, restart};
+  StartInstanceArgs args{id, i.gpu_uuid, p.request, p.limit, restart, p.batch};
   http::Request req =
       AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(f.record.spec, args));
   instances_.emplace(id, std::move(i));
   client_.Send(a.endpoint, std::move(req), absl::Seconds(10),
                [this, id](absl::StatusOr<http::Response> r) {
                  auto it = instances_.find(id);
-                 if (it == instances_.end()) return;
+                 if (it == instances_.end())
+                   return;
                  if (r.ok() && r->status == 201) {
                    it->second.confirmed = true;
                    return;
                  }
                  auto fn = functions_.find(it->second.function);
                  if (fn != functions_.end()) {
-                   fn->second.record.message = absl::StrCat(
-                       "agent refused instance ", id, ": ",
-                       r.ok() ? absl::StrCat("HTTP ", r->status, ": ", r->body)
-                              : std::string(r.status().message()));
+                   fn->second.record.message =
+                       absl::StrCat("agent refused instance ", id, ": ",
+                                    r.ok() ? absl::StrCat("HTTP ", r->status, ": ", r->body)
+                                           : std::string(r.status().message()));
                  }
                  Erase(id);
                });
@@ -278,7 +300,8 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
 
 void ControllerCore::ScaleIn(int64_t id) {
   auto it = instances_.find(id);
-  if (it == instances_.end() || it->second.removing) return;
+  if (it == instances_.end() || it->second.removing)
+    return;
   it->second.removing = true;
   Touch();  // the gateway drops it from its routes before the agent drains it
   loop_.RunAfter(options_.drain_grace, [this, id] { SendDelete(id, options_.drain_timeout); });
@@ -286,22 +309,27 @@ void ControllerCore::ScaleIn(int64_t id) {
 
 void ControllerCore::SendDelete(int64_t id, absl::Duration drain) {
   auto it = instances_.find(id);
-  if (it == instances_.end()) return;
-  http::Request req = AgentRequest("DELETE", absl::StrCat("/agent/v1/instances/", id, "?drain_ms=",
-                                                          absl::ToInt64Milliseconds(drain)));
+  if (it == instances_.end())
+    return;
+  http::Request req = AgentRequest(
+      "DELETE",
+      absl::StrCat("/agent/v1/instances/", id, "?drain_ms=", absl::ToInt64Milliseconds(drain)));
   client_.Send(agents_[it->second.agent].endpoint, std::move(req), absl::Seconds(10),
                [this, id](absl::StatusOr<http::Response> r) {
                  auto found = instances_.find(id);
-                 if (found == instances_.end()) return;
+                 if (found == instances_.end())
+                   return;
                  Release(found->second);
                  // 404: the agent no longer knows it; otherwise the poll sees it stop.
-                 if (!r.ok() || r->status == 404 || !found->second.confirmed) Erase(id);
+                 if (!r.ok() || r->status == 404 || !found->second.confirmed)
+                   Erase(id);
                });
 }
 
 void ControllerCore::Erase(int64_t id) {
   auto it = instances_.find(id);
-  if (it == instances_.end()) return;
+  if (it == instances_.end())
+    return;
   Release(it->second);
   instances_.erase(it);
   Touch();

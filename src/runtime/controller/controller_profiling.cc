@@ -23,7 +23,8 @@ void ControllerCore::StartProfiling(ControllerFunction& f) {
   job.agent = agents_[agent].endpoint;
   job.instance_id = id;
   for (size_t g = 0; g < agents_[agent].gpu_ids.size(); ++g) {
-    if (agents_[agent].gpu_ids[g] == (*gpus)[0]) job.gpu = agents_[agent].gpus[g];
+    if (agents_[agent].gpu_ids[g] == (*gpus)[0])
+      job.gpu = agents_[agent].gpus[g];
   }
   job.profiler = options_.profiler;
   job.trial_iterations = options_.trial_iterations;
@@ -43,11 +44,13 @@ void ControllerCore::StartProfiling(ControllerFunction& f) {
   (void)Persist(f);
 
   absl::MutexLock lock(&workers_mu_);
-  if (stopping_.load()) return;
+  if (stopping_.load())
+    return;
   const std::string name = f.record.spec.name;
   workers_.emplace_back([this, job = std::move(job), name] {
     absl::StatusOr<ProfileInfo> result = RunProfilingJob(job, stopping_);
-    if (stopping_.load()) return;
+    if (stopping_.load())
+      return;
     loop_.Post([this, name, id = job.instance_id, result = std::move(result)]() mutable {
       OnProfiled(name, id, std::move(result));
     });
@@ -55,7 +58,7 @@ void ControllerCore::StartProfiling(ControllerFunction& f) {
 }
 
 void ControllerCore::OnProfiled(const std::string& name, int64_t instance,
-                            absl::StatusOr<ProfileInfo> result) {
+                                absl::StatusOr<ProfileInfo> result) {
   Erase(instance);  // the job deleted it on the agent
   auto it = functions_.find(name);
   if (it == functions_.end() || it->second.record.state != FunctionState::kProfiling ||
@@ -67,7 +70,8 @@ void ControllerCore::OnProfiled(const std::string& name, int64_t instance,
     SetFailed(f, absl::StrCat("profiling: ", result.status().message()));
     return;
   }
-  if (auto c = trials_metric_->WithLabels({name}); c.ok()) (*c)->Inc(result->trials);
+  if (auto c = trials_metric_->WithLabels({name}); c.ok())
+    (*c)->Inc(result->trials);
   SetReady(f, *result);
 }
 
@@ -79,7 +83,8 @@ void ControllerCore::StopWorkers() {
     workers.swap(workers_);
   }
   for (std::thread& t : workers) {
-    if (t.joinable()) t.join();
+    if (t.joinable())
+      t.join();
   }
 }
 

@@ -100,7 +100,7 @@ TEST(AgentApiTest, ParsesNodeStatusWithOptionalFields) {
 
 TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
   const nlohmann::json j =
-      nlohmann::json::parse(StartInstanceBody(Spec(), {17, "EMU-1", 0.3, 0.6, false}));
+      nlohmann::json::parse(StartInstanceBody(Spec(), {17, "EMU-1", 0.3, 0.6, false, 4}));
   EXPECT_EQ(j["id"], 17);
   EXPECT_EQ(j["function"], "resnet");
   EXPECT_EQ(j["kind"], "inference");
@@ -111,6 +111,7 @@ TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
   EXPECT_EQ(j["slo_sensitive"], true);
   EXPECT_EQ(j["mem_limit_bytes"], int64_t{2} << 30);
   EXPECT_EQ(j["model_path"], "/models/resnet");
+  EXPECT_EQ(j["max_batch"], 4);
 }
 
 TEST(AgentApiTest, TrialAnswersAreChecked) {
@@ -120,8 +121,7 @@ TEST(AgentApiTest, TrialAnswersAreChecked) {
   EXPECT_EQ(r->latency, absl::Microseconds(2500));
   EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 0, "throughput": 1})").status().message(),
               HasSubstr("latency_ms"));
-  EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 1})").status().message(),
-              HasSubstr("throughput"));
+  EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 1})").status().message(), HasSubstr("throughput"));
 }
 
 TEST(ScalePlanTest, StartingFirstThenLeastLoadedThenNewest) {

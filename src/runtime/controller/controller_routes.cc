@@ -19,7 +19,8 @@ std::optional<std::string> CheckCount(const json& j, const char* key, const std:
                                       bool required, bool integer) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) {
-    if (!required) return std::nullopt;
+    if (!required)
+      return std::nullopt;
     return absl::StrCat("field '", field, "': required");
   }
   if (!it->is_number() || (integer && !it->is_number_integer()) || it->get<double>() < 0) {
@@ -38,21 +39,25 @@ void ControllerCore::StartPolling() {
 
 void ControllerCore::PollNodes() {
   for (size_t a = 0; a < agents_.size(); ++a) {
-    if (agents_[a].poll_in_flight) continue;
+    if (agents_[a].poll_in_flight)
+      continue;
     agents_[a].poll_in_flight = true;
-    client_.Send(agents_[a].endpoint, AgentRequest("GET", "/agent/v1/node"),
-                 absl::Seconds(2), [this, a](absl::StatusOr<http::Response> r) {
+    client_.Send(agents_[a].endpoint, AgentRequest("GET", "/agent/v1/node"), absl::Seconds(2),
+                 [this, a](absl::StatusOr<http::Response> r) {
                    agents_[a].poll_in_flight = false;
-                   if (!r.ok() || r->status != 200) return;
+                   if (!r.ok() || r->status != 200)
+                     return;
                    absl::StatusOr<NodeReport> node = ParseNodeReport(r->body);
-                   if (node.ok()) ApplyNode(static_cast<int>(a), *node);
+                   if (node.ok())
+                     ApplyNode(static_cast<int>(a), *node);
                  });
   }
 }
 
 void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
   ControllerAgent& a = agents_[agent];
-  for (size_t g = 0; g < a.gpus.size() && g < node.gpus.size(); ++g) a.gpus[g].raw = node.gpus[g].raw;
+  for (size_t g = 0; g < a.gpus.size() && g < node.gpus.size(); ++g)
+    a.gpus[g].raw = node.gpus[g].raw;
   std::set<int64_t> seen;
   for (const ReportedInstance& ai : node.instances) {
     seen.insert(ai.id);
@@ -64,6 +69,8 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
         orphan.agent = agent;
         instances_.emplace(ai.id, std::move(orphan));
         SendDelete(ai.id, absl::ZeroDuration());  // not ours (any more): stop it
+      } else if (ai.state == "stopped" || ai.state == "failed") {
+        Forget(agent, ai.id);  // e.g. a finished profiling instance
       }
       continue;
     }
@@ -74,31 +81,48 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
     i.sm_share = ai.sm_share;
     i.mem_used_bytes = ai.mem_used_bytes;
     i.in_flight = ai.in_flight;
-    if (ai.request > 0) i.request = ai.request;
-    if (ai.limit > 0) i.limit = ai.limit;
-    if (ai.port > 0) i.url = absl::StrCat(a.endpoint.host, ":", ai.port);
-    if (ai.state == "completed") Release(i);
-    if ((ai.state == "stopped" || ai.state == "failed") && !i.profiling) Erase(ai.id);
+    if (ai.request > 0)
+      i.request = ai.request;
+    if (ai.limit > 0)
+      i.limit = ai.limit;
+    if (ai.port > 0)
+      i.url = absl::StrCat(a.endpoint.host, ":", ai.port);
+    if (ai.state == "completed")
+      Release(i);
+    if ((ai.state == "stopped" || ai.state == "failed") && !i.profiling) {
+      Erase(ai.id);
+      Forget(agent, ai.id);
+    }
   }
   std::vector<int64_t> gone;
   for (const auto& [id, i] : instances_) {
-    if (i.agent == agent && i.confirmed && !i.profiling && !seen.contains(id)) gone.push_back(id);
+    if (i.agent == agent && i.confirmed && !i.profiling && !seen.contains(id))
+      gone.push_back(id);
   }
-  for (int64_t id : gone) Erase(id);
+  for (int64_t id : gone)
+    Erase(id);
   Touch();
+}
+
+void ControllerCore::Forget(int agent, int64_t id) {
+  // A DELETE of a stopped or failed instance makes the agent forget it.
+  client_.Send(agents_[agent].endpoint,
+               AgentRequest("DELETE", absl::StrCat("/agent/v1/instances/", id)), absl::Seconds(10),
+               [](absl::StatusOr<http::Response>) {});
 }
 
 json ControllerCore::RouteJson(const ControllerFunction& f) const {
   const FunctionSpec& spec = f.record.spec;
   json instances = json::array();
   for (const ControllerInstance* i : Active(spec.name)) {
-    instances.push_back(json{{"id", i->id},
-                             {"url", i->url},
-                             {"capacity_rps", f.record.profile ? f.record.profile->capacity_rps : 0},
-                             {"state", i->state == "ready" ? "ready" : "starting"},
-                             {"request", i->request},
-                             {"limit", i->limit},
-                             {"sm_share", i->sm_share}});
+    instances.push_back(
+        json{{"id", i->id},
+             {"url", i->url},
+             {"capacity_rps", f.record.profile ? f.record.profile->capacity_rps : 0},
+             {"state", i->state == "ready" ? "ready" : "starting"},
+             {"request", i->request},
+             {"limit", i->limit},
+             {"sm_share", i->sm_share}});
   }
   std::string state = FunctionStateName(f.record.state);
   if (f.record.state == FunctionState::kReady && instances.empty() &&
@@ -122,7 +146,8 @@ std::string ControllerCore::RouteKey() const {
   json all = json::array();
   for (const auto& [name, f] : functions_) {
     json r = RouteJson(f);
-    for (json& i : r["instances"]) i.erase("sm_share");
+    for (json& i : r["instances"])
+      i.erase("sm_share");
     all.push_back(std::move(r));
   }
   return all.dump();
@@ -130,21 +155,24 @@ std::string ControllerCore::RouteKey() const {
 
 void ControllerCore::Touch() {
   std::string key = RouteKey();
-  if (key == routes_key_) return;
+  if (key == routes_key_)
+    return;
   routes_key_ = std::move(key);
   ++routes_version_;
 }
 
 http::Response ControllerCore::Routes() const {
   json all = json::array();
-  for (const auto& [name, f] : functions_) all.push_back(RouteJson(f));
-  return http::JsonResponse(200,
-                            json{{"version", routes_version_}, {"functions", std::move(all)}}.dump());
+  for (const auto& [name, f] : functions_)
+    all.push_back(RouteJson(f));
+  return http::JsonResponse(
+      200, json{{"version", routes_version_}, {"functions", std::move(all)}}.dump());
 }
 
 http::Response ControllerCore::Load(const std::string& body) {
   const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return http::ErrorResponse(400, "body: not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    return http::ErrorResponse(400, "body: not a JSON object");
   auto fs = j.find("functions");
   if (fs == j.end() || !fs->is_array()) {
     return http::ErrorResponse(400, "field 'functions': required, an array");
@@ -155,8 +183,8 @@ http::Response ControllerCore::Load(const std::string& body) {
     if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) {
       return http::ErrorResponse(400, absl::StrCat("field '", at, ".name': required, a string"));
     }
-    for (auto [key, integer, required] : {std::tuple{"rps", false, true},
-                                          std::tuple{"queued", true, false}}) {
+    for (auto [key, integer, required] :
+         {std::tuple{"rps", false, true}, std::tuple{"queued", true, false}}) {
       if (auto err = CheckCount(e, key, absl::StrCat(at, ".", key), required, integer)) {
         return http::ErrorResponse(400, *err);
       }
@@ -165,7 +193,8 @@ http::Response ControllerCore::Load(const std::string& body) {
   const absl::Time now = loop_.Now();
   for (const json& e : *fs) {
     auto it = functions_.find(e["name"].get<std::string>());
-    if (it == functions_.end() || !it->second.scaler) continue;
+    if (it == functions_.end() || !it->second.scaler)
+      continue;
     ControllerFunction& f = it->second;
     core::LoadSample s;
     s.at = now;
@@ -187,7 +216,8 @@ http::Response ControllerCore::Wake(const std::string& body) {
   }
   const std::string name = j["name"].get<std::string>();
   auto it = functions_.find(name);
-  if (it == functions_.end()) return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
+  if (it == functions_.end())
+    return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
   ControllerFunction& f = it->second;
   bool started = false;
   if (f.scaler && Active(name).empty() && f.record.max() >= 1) {
@@ -200,9 +230,11 @@ http::Response ControllerCore::Wake(const std::string& body) {
 
 http::Response ControllerCore::Scale(const std::string& name, const std::string& body) {
   auto it = functions_.find(name);
-  if (it == functions_.end()) return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
+  if (it == functions_.end())
+    return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
   const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return http::ErrorResponse(400, "body: not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    return http::ErrorResponse(400, "body: not a JSON object");
   for (const char* key : {"min", "max"}) {
     if (auto err = CheckCount(j, key, key, /*required=*/false, /*integer=*/true)) {
       return http::ErrorResponse(400, *err);
@@ -218,8 +250,10 @@ http::Response ControllerCore::Scale(const std::string& name, const std::string&
     return http::ErrorResponse(400, absl::StrCat("field '", j.contains("min") ? "min" : "max",
                                                  "': min ", min, " > max ", max));
   }
-  if (j.contains("min")) f.record.min_override = min;
-  if (j.contains("max")) f.record.max_override = max;
+  if (j.contains("min"))
+    f.record.min_override = min;
+  if (j.contains("max"))
+    f.record.max_override = max;
   if (absl::Status s = Persist(f); !s.ok()) {
     return http::ErrorResponse(500, absl::StrCat("registry: ", s.message()));
   }
@@ -232,22 +266,27 @@ http::Response ControllerCore::Scale(const std::string& name, const std::string&
 }
 
 std::string ControllerCore::RenderMetrics() {
-  for (auto& [labels, set] : instance_series_) set = false;
+  for (auto& [labels, set] : instance_series_)
+    set = false;
   std::map<std::vector<std::string>, int> counts;
   for (const auto& [id, i] : instances_) {
-    if (!i.profiling) ++counts[{i.function, i.removing ? "draining" : i.state}];
+    if (!i.profiling)
+      ++counts[{i.function, i.removing ? "draining" : i.state}];
   }
   for (const auto& [labels, n] : counts) {
-    if (auto g = instances_metric_->WithLabels(labels); g.ok()) (*g)->Set(n);
+    if (auto g = instances_metric_->WithLabels(labels); g.ok())
+      (*g)->Set(n);
     instance_series_[labels] = true;
   }
   for (auto& [labels, set] : instance_series_) {
-    if (!set) (*instances_metric_->WithLabels(labels))->Set(0);
+    if (!set)
+      (*instances_metric_->WithLabels(labels))->Set(0);
   }
   for (FunctionState s : {FunctionState::kProfiling, FunctionState::kReady, FunctionState::kFailed,
                           FunctionState::kDeleting}) {
     int n = 0;
-    for (const auto& [name, f] : functions_) n += f.record.state == s ? 1 : 0;
+    for (const auto& [name, f] : functions_)
+      n += f.record.state == s ? 1 : 0;
     (*functions_metric_->WithLabels({FunctionStateName(s)}))->Set(n);
   }
   (*version_metric_->WithLabels({}))->Set(static_cast<double>(routes_version_));

@@ -10,13 +10,15 @@ namespace sluice::runtime {
 
 using nlohmann::json;
 
-std::string FunctionKey(const std::string& name) { return absl::StrCat(kFunctionKeyPrefix, name); }
+std::string FunctionKey(const std::string& name) {
+  return absl::StrCat(kFunctionKeyPrefix, name);
+}
 
 json ProfileToJson(const ProfileInfo& p) {
-  return json{{"request", p.request},           {"limit", p.limit},
-              {"batch", p.batch},               {"capacity_rps", p.capacity_rps},
-              {"latency_ms", p.latency_ms},     {"memory_bytes", p.memory_bytes},
-              {"trials", p.trials},             {"source", p.source}};
+  return json{{"request", p.request},       {"limit", p.limit},
+              {"batch", p.batch},           {"capacity_rps", p.capacity_rps},
+              {"latency_ms", p.latency_ms}, {"memory_bytes", p.memory_bytes},
+              {"trials", p.trials},         {"source", p.source}};
 }
 
 namespace {
@@ -34,10 +36,13 @@ ProfileInfo ProfileFromJson(const json& j) {
   return p;
 }
 
-json OptionalInt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json OptionalInt(const std::optional<int>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 
 std::optional<int> IntOrNull(const json& j) {
-  if (j.is_null()) return std::nullopt;
+  if (j.is_null())
+    return std::nullopt;
   return j.get<int>();
 }
 
@@ -65,7 +70,8 @@ absl::StatusOr<FunctionRecord> RecordFromJson(const std::string& key, const std:
     spec_yaml = j.at("spec_yaml").get<std::string>();
     state = j.at("state").get<std::string>();
     r.message = j.at("message").get<std::string>();
-    if (!j.at("profile").is_null()) r.profile = ProfileFromJson(j.at("profile"));
+    if (!j.at("profile").is_null())
+      r.profile = ProfileFromJson(j.at("profile"));
     r.min_override = IntOrNull(j.at("min"));
     r.max_override = IntOrNull(j.at("max"));
     r.cold_starts = j.at("cold_starts").get<int64_t>();
@@ -75,7 +81,8 @@ absl::StatusOr<FunctionRecord> RecordFromJson(const std::string& key, const std:
     return absl::DataLossError(absl::StrCat("registry record '", key, "': ", e.what()));
   }
   const std::optional<FunctionState> s = ParseFunctionState(state);
-  if (!s) return absl::DataLossError(absl::StrCat("registry record '", key, "': state '", state, "'"));
+  if (!s)
+    return absl::DataLossError(absl::StrCat("registry record '", key, "': state '", state, "'"));
   r.state = *s;
   absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(spec_yaml, key);
   if (!spec.ok()) {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "nlohmann/json.hpp"
 
+#include "nlohmann/json.hpp"
 #include "runtime/controller/function_state.h"
 #include "runtime/spec/function_spec.h"
 
@@ -32,13 +32,13 @@ struct ProfileInfo {
 struct FunctionRecord {
   FunctionSpec spec;
   FunctionState state = FunctionState::kProfiling;
-  std::string message;                  // why it failed; empty otherwise
-  std::optional<ProfileInfo> profile;   // set once ready
-  std::optional<int> min_override;      // PUT /scale, else spec.autoscaling.min
-  std::optional<int> max_override;      // PUT /scale, else spec.autoscaling.max
-  int64_t cold_starts = 0;              // starts from zero instances (wake or load)
-  int64_t profiling_instance = 0;       // agent instance id of a running trial; 0: none
-  bool training_launched = false;       // training workers were started once
+  std::string message;                 // why it failed; empty otherwise
+  std::optional<ProfileInfo> profile;  // set once ready
+  std::optional<int> min_override;     // PUT /scale, else spec.autoscaling.min
+  std::optional<int> max_override;     // PUT /scale, else spec.autoscaling.max
+  int64_t cold_starts = 0;             // starts from zero instances (wake or load)
+  int64_t profiling_instance = 0;      // agent instance id of a running trial; 0: none
+  bool training_launched = false;      // training workers were started once
   bool operator==(const FunctionRecord&) const = default;
 
   int min() const { return min_override.value_or(spec.autoscaling.min); }

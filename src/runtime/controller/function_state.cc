@@ -20,7 +20,8 @@ const char* FunctionStateName(FunctionState state) {
 std::optional<FunctionState> ParseFunctionState(const std::string& name) {
   for (FunctionState s : {FunctionState::kProfiling, FunctionState::kReady, FunctionState::kFailed,
                           FunctionState::kDeleting}) {
-    if (name == FunctionStateName(s)) return s;
+    if (name == FunctionStateName(s))
+      return s;
   }
   return std::nullopt;
 }

@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "nlohmann/json.hpp"
 
 #include "common/status.h"
+#include "nlohmann/json.hpp"
 #include "runtime/controller/agent_api.h"
 
 namespace sluice::runtime {

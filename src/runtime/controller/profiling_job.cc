@@ -42,7 +42,8 @@ absl::StatusOr<ProfileInfo> FromSpecQuota(core::TrialRunner& runner, const Funct
 
 absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& runner, const FunctionSpec& spec,
                                         const core::ProfilerConfig& config) {
-  if (spec.quota) return FromSpecQuota(runner, spec);
+  if (spec.quota)
+    return FromSpecQuota(runner, spec);
   core::ProfilerConfig c = config;
   c.max_batch = std::max(1, std::min(c.max_batch, spec.batching.max_batch));
   SLUICE_ASSIGN_OR_RETURN(core::Profiler profiler, core::Profiler::Create(c));
@@ -50,17 +51,21 @@ absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& runner, const Functio
       spec.kind == FunctionKind::kTraining
           ? profiler.ProfileTraining(runner)
           : profiler.ProfileInference(runner, absl::Microseconds(*spec.slo_ms * 1000.0));
-  if (!p.ok()) return p.status();
+  if (!p.ok())
+    return p.status();
   return FromCore(*p, "profiled");
 }
 
 namespace {
 
 absl::Status StartInstance(const ProfilingJob& job) {
-  StartInstanceArgs args{job.instance_id, job.gpu.uuid, 1.0, 1.0, /*restart=*/false};
+  // Trials run batches up to the spec's max_batch.
+  StartInstanceArgs args{
+      job.instance_id, job.gpu.uuid, 1.0, 1.0, /*restart=*/false, job.spec.batching.max_batch};
   absl::StatusOr<http::Response> r = http::Fetch(
       job.agent, AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(job.spec, args)));
-  if (!r.ok()) return r.status();
+  if (!r.ok())
+    return r.status();
   if (r->status != 201) {
     return absl::FailedPreconditionError(
         absl::StrCat("starting the profiling instance: HTTP ", r->status, ": ", r->body));
@@ -77,8 +82,10 @@ absl::StatusOr<int> WaitReady(const ProfilingJob& job, const std::atomic<bool>& 
     if (r.ok() && r->status == 200) {
       SLUICE_ASSIGN_OR_RETURN(NodeReport node, ParseNodeReport(r->body));
       for (const ReportedInstance& i : node.instances) {
-        if (i.id != job.instance_id) continue;
-        if (i.state == "ready") return i.port;
+        if (i.id != job.instance_id)
+          continue;
+        if (i.state == "ready")
+          return i.port;
         if (IsTerminalAgentState(i.state)) {
           return absl::FailedPreconditionError(
               absl::StrCat("the profiling instance ", i.id, " is ", i.state, " before ready"));
@@ -95,8 +102,11 @@ absl::StatusOr<int> WaitReady(const ProfilingJob& job, const std::atomic<bool>& 
 }
 
 void DeleteInstance(const ProfilingJob& job) {
-  (void)http::Fetch(job.agent, AgentRequest("DELETE", absl::StrCat("/agent/v1/instances/",
-                                                                   job.instance_id, "?drain_ms=0")));  // best effort: the agent reaps it anyway
+  (void)http::Fetch(
+      job.agent,
+      AgentRequest("DELETE",
+                   absl::StrCat("/agent/v1/instances/", job.instance_id,
+                                "?drain_ms=0")));  // best effort: the agent reaps it anyway
 }
 
 }  // namespace

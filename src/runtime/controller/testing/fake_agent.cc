@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 
 #include "common/status.h"
+#include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
 
@@ -42,11 +42,14 @@ absl::StatusOr<std::unique_ptr<FakeAgent>> FakeAgent::Start(int gpus, int64_t gp
 FakeAgent::~FakeAgent() {
   server_->Stop();
   loop_->Stop();
-  for (auto& [id, s] : instance_servers_) s->Stop();
+  for (auto& [id, s] : instance_servers_)
+    s->Stop();
   instance_loop_->Stop();
 }
 
-std::string FakeAgent::url() const { return absl::StrCat("127.0.0.1:", server_->port()); }
+std::string FakeAgent::url() const {
+  return absl::StrCat("127.0.0.1:", server_->port());
+}
 
 void FakeAgent::set_controller(const std::string& url) {
   absl::MutexLock lock(&mu_);
@@ -56,7 +59,8 @@ void FakeAgent::set_controller(const std::string& url) {
 std::vector<FakeInstance> FakeAgent::instances() const {
   absl::MutexLock lock(&mu_);
   std::vector<FakeInstance> out;
-  for (const auto& [id, i] : instances_) out.push_back(i);
+  for (const auto& [id, i] : instances_)
+    out.push_back(i);
   return out;
 }
 
@@ -88,22 +92,38 @@ std::string FakeAgent::NodeJson() {
   absl::MutexLock lock(&mu_);
   json gpus = json::array();
   for (int g = 0; g < gpus_; ++g) {
-    gpus.push_back(json{{"uuid", absl::StrCat("EMU-FAKE-", g)}, {"name", "Fake GPU"},
-                        {"index", g}, {"sm_count", 108}, {"memory_bytes", gpu_memory_bytes_},
-                        {"tokens_per_period", 1000}, {"period_us", 1000}});
+    gpus.push_back(json{{"uuid", absl::StrCat("EMU-FAKE-", g)},
+                        {"name", "Fake GPU"},
+                        {"index", g},
+                        {"sm_count", 108},
+                        {"memory_bytes", gpu_memory_bytes_},
+                        {"tokens_per_period", 1000},
+                        {"period_us", 1000}});
   }
   json instances = json::array();
   for (auto& [id, i] : instances_) {
-    instances.push_back(json{{"id", id}, {"function", i.function}, {"gpu", i.gpu},
-                             {"port", i.port}, {"pid", 1000 + id}, {"state", i.state},
-                             {"restarts", 0}, {"exit_code", nullptr}, {"request", i.request},
-                             {"limit", i.limit}, {"sm_share", i.request},
-                             {"mem_used_bytes", 0}, {"in_flight", 0}});
-    if (i.state == "starting") i.state = "ready";  // ready from the next poll on
-    if (i.state == "draining") i.state = "stopped";
+    if (i.forgotten)
+      continue;
+    instances.push_back(json{{"id", id},
+                             {"function", i.function},
+                             {"gpu", i.gpu},
+                             {"port", i.port},
+                             {"pid", 1000 + id},
+                             {"state", i.state},
+                             {"restarts", 0},
+                             {"exit_code", nullptr},
+                             {"request", i.request},
+                             {"limit", i.limit},
+                             {"sm_share", i.request},
+                             {"mem_used_bytes", 0},
+                             {"in_flight", 0}});
+    if (i.state == "starting")
+      i.state = "ready";  // ready from the next poll on
+    if (i.state == "draining")
+      i.state = "stopped";
   }
-  return json{{"node", "node-0"}, {"device", "emulated"}, {"gpus", gpus},
-              {"instances", instances}}.dump();
+  return json{{"node", "node-0"}, {"device", "emulated"}, {"gpus", gpus}, {"instances", instances}}
+      .dump();
 }
 
 absl::StatusOr<int> FakeAgent::StartInstanceServer(int64_t id) {
@@ -118,8 +138,10 @@ absl::StatusOr<int> FakeAgent::StartInstanceServer(int64_t id) {
       share = instances_[id].limit;
     }
     const double ms = model_.LatencyMs(share, batch);
-    respond(http::JsonResponse(200, json{{"latency_ms", ms}, {"throughput", batch / (ms / 1000.0)},
-                                         {"memory_bytes", model_.memory_bytes}}.dump()));
+    respond(http::JsonResponse(200, json{{"latency_ms", ms},
+                                         {"throughput", batch / (ms / 1000.0)},
+                                         {"memory_bytes", model_.memory_bytes}}
+                                        .dump()));
   });
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<http::Server> s,
                           http::Server::Start(*instance_loop_, {}, std::move(r)));
@@ -165,8 +187,13 @@ void FakeAgent::HandleDelete(http::Request& req, http::Responder respond) {
   std::string controller;
   {
     absl::MutexLock lock(&mu_);
-    if (!instances_.contains(id)) {
+    if (!instances_.contains(id) || instances_[id].forgotten) {
       respond(http::ErrorResponse(404, "no instance"));
+      return;
+    }
+    if (instances_[id].state == "stopped") {  // as the agent: forget a stopped instance
+      instances_[id].forgotten = true;
+      respond(http::JsonResponse(202, "{}"));
       return;
     }
     controller = controller_;
@@ -178,7 +205,8 @@ void FakeAgent::HandleDelete(http::Request& req, http::Responder respond) {
     if (r.ok()) {
       const json routes = json::parse(r->body, nullptr, false);
       for (const json& f : routes["functions"]) {
-        for (const json& i : f["instances"]) routed |= i["id"].get<int64_t>() == id;
+        for (const json& i : f["instances"])
+          routed |= i["id"].get<int64_t>() == id;
       }
     }
   }
@@ -193,8 +221,9 @@ http::Router FakeAgent::MakeRouter() {
   r.Handle("GET", "/agent/v1/node", [this](http::Request&, http::Responder respond) {
     respond(http::JsonResponse(200, NodeJson()));
   });
-  r.Handle("POST", "/agent/v1/instances",
-           [this](http::Request& req, http::Responder respond) { HandleStart(req, std::move(respond)); });
+  r.Handle("POST", "/agent/v1/instances", [this](http::Request& req, http::Responder respond) {
+    HandleStart(req, std::move(respond));
+  });
   r.Handle("PUT", "/agent/v1/instances/{id}/quota",
            [this](http::Request& req, http::Responder respond) {
              const json b = json::parse(req.body, nullptr, false);
@@ -210,7 +239,9 @@ http::Router FakeAgent::MakeRouter() {
              respond(http::JsonResponse(200, "{}"));
            });
   r.Handle("DELETE", "/agent/v1/instances/{id}",
-           [this](http::Request& req, http::Responder respond) { HandleDelete(req, std::move(respond)); });
+           [this](http::Request& req, http::Responder respond) {
+             HandleDelete(req, std::move(respond));
+           });
   return r;
 }
 

@@ -50,12 +50,13 @@ struct FakeInstance {
   double request = 0;
   double limit = 0;
   int port = 0;
+  bool forgotten = false;  // DELETE of a stopped instance: no longer listed
 };
 
 struct FakeDelete {
   int64_t id = 0;
-  std::string drain_ms;    // the query parameter as sent
-  bool routed_at_delete;   // the controller's routes still listed the instance at that moment
+  std::string drain_ms;   // the query parameter as sent
+  bool routed_at_delete;  // the controller's routes still listed the instance at that moment
 };
 
 class FakeAgent {
@@ -71,7 +72,7 @@ class FakeAgent {
 
   std::vector<FakeInstance> instances() const;  // every instance ever started, by id
   std::vector<FakeDelete> deletes() const;
-  int trials() const;        // POST /sluice/v1/trial calls answered
+  int trials() const;  // POST /sluice/v1/trial calls answered
   int quota_puts() const;
   // Live (starting or ready) instances of `function`.
   int Live(const std::string& function) const;
