@@ -58,8 +58,10 @@ void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
     return respond(http::ErrorResponse(404, absl::StrCat("unknown function '", name, "'")));
   FunctionState& f = *it->second;
   absl::StatusOr<KserveRequestInfo> info = ValidateKserveRequest(req.body);
-  if (!info.ok())
+  if (!info.ok()) {
+    metrics_.Requests(*f.metrics, name, 400).Inc();
     return respond(http::ErrorResponse(400, std::string(info.status().message())));
+  }
   absl::Duration timeout = f.route.timeout;
   if (const std::string h = req.header("sluice-timeout-ms"); !h.empty()) {
     int64_t ms = 0;
@@ -68,6 +70,7 @@ void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
     timeout = absl::Milliseconds(ms);
   }
   if (f.route.Unservable()) {
+    metrics_.Requests(*f.metrics, name, 503).Inc();
     return respond(WithRetryAfter(
         http::ErrorResponse(503, absl::StrCat("function '", name, "' cannot be served (state ",
                                               f.route.state, ")")),
@@ -207,7 +210,7 @@ void GatewayCore::AnswerBatch(const std::string& function, int64_t instance,
     return;
   }
   nlohmann::json doc = nlohmann::json::parse(response.body, nullptr, false);
-  const nlohmann::json* responses = nullptr;
+  nlohmann::json* responses = nullptr;
   if (doc.is_object() && doc.contains("responses") && doc["responses"].is_array() &&
       doc["responses"].size() == ids.size()) {
     responses = &doc["responses"];
@@ -222,7 +225,7 @@ void GatewayCore::AnswerBatch(const std::string& function, int64_t instance,
                                                            response.body.substr(0, 200))));
       continue;
     }
-    nlohmann::json r = (*responses)[i];
+    nlohmann::json r = std::move((*responses)[i]);
     if (r.is_object() && r.contains("error")) {
       const nlohmann::json& e = r["error"];
       Finish(ids[i], http::ErrorResponse(

@@ -55,6 +55,17 @@ TEST(RouteTableTest, ParsesRoutesWithDefaults) {
   EXPECT_TRUE(t->functions[1].Unservable());
 }
 
+TEST(RouteTableTest, AcceptsTheControllersNullsAndFractionalMilliseconds) {
+  absl::StatusOr<RouteTable> t = ParseRouteTable(R"({"version": 1, "functions": [
+      {"name": "f", "kind": "inference", "state": "ready", "slo_ms": null, "max_batch": 4,
+       "max_queue_delay_ms": 2.5, "queue_max": 16, "timeout_ms": 1500.0, "desired": 0,
+       "instances": []}]})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->functions[0].max_queue_delay, absl::Microseconds(2500));
+  EXPECT_EQ(t->functions[0].timeout, absl::Milliseconds(1500));
+  EXPECT_EQ(t->functions[0].slo_ms, 0);
+}
+
 TEST(RouteTableTest, RejectsMalformedTablesNamingTheField) {
   EXPECT_FALSE(ParseRouteTable("nope").ok());
   absl::StatusOr<RouteTable> t = ParseRouteTable(

@@ -18,7 +18,7 @@ absl::Status Bad(const std::string& at, absl::string_view msg) {
 absl::Status GetString(const json& o, const std::string& at, const char* key, bool required,
                        std::string& out) {
   auto it = o.find(key);
-  if (it == o.end())
+  if (it == o.end() || it->is_null())
     return required ? Bad(absl::StrCat(at, ".", key), "missing") : absl::OkStatus();
   if (!it->is_string())
     return Bad(absl::StrCat(at, ".", key), "must be a string");
@@ -29,7 +29,7 @@ absl::Status GetString(const json& o, const std::string& at, const char* key, bo
 absl::Status GetNumber(const json& o, const std::string& at, const char* key, double min,
                        double& out) {
   auto it = o.find(key);
-  if (it == o.end())
+  if (it == o.end() || it->is_null())
     return absl::OkStatus();
   if (!it->is_number() || it->get<double>() < min)
     return Bad(absl::StrCat(at, ".", key), absl::StrCat("must be a number >= ", min));
@@ -40,11 +40,21 @@ absl::Status GetNumber(const json& o, const std::string& at, const char* key, do
 absl::Status GetInt(const json& o, const std::string& at, const char* key, int64_t min,
                     int64_t& out) {
   auto it = o.find(key);
-  if (it == o.end())
+  if (it == o.end() || it->is_null())
     return absl::OkStatus();
   if (!it->is_number_integer() || it->get<int64_t>() < min)
     return Bad(absl::StrCat(at, ".", key), absl::StrCat("must be an integer >= ", min));
   out = it->get<int64_t>();
+  return absl::OkStatus();
+}
+
+// Milliseconds as any JSON number (the controller writes the spec's doubles, e.g. 2.5 or 30000.0).
+absl::Status GetMillis(const json& o, const std::string& at, const char* key, double min,
+                       absl::Duration& out) {
+  double ms = -1;
+  SLUICE_RETURN_IF_ERROR(GetNumber(o, at, key, min, ms));
+  if (ms >= 0)
+    out = absl::Milliseconds(ms);
   return absl::OkStatus();
 }
 
@@ -71,16 +81,14 @@ absl::StatusOr<Route> ParseRoute(const json& o, const std::string& at) {
   SLUICE_RETURN_IF_ERROR(GetString(o, at, "name", true, r.name));
   SLUICE_RETURN_IF_ERROR(GetString(o, at, "kind", false, r.kind));
   SLUICE_RETURN_IF_ERROR(GetString(o, at, "state", true, r.state));
-  int64_t max_batch = 1, delay_ms = 0, timeout_ms = 30000;
-  SLUICE_RETURN_IF_ERROR(GetInt(o, at, "slo_ms", 0, r.slo_ms));
+  int64_t max_batch = 1;
+  SLUICE_RETURN_IF_ERROR(GetNumber(o, at, "slo_ms", 0, r.slo_ms));
   SLUICE_RETURN_IF_ERROR(GetInt(o, at, "max_batch", 1, max_batch));
-  SLUICE_RETURN_IF_ERROR(GetInt(o, at, "max_queue_delay_ms", 0, delay_ms));
+  SLUICE_RETURN_IF_ERROR(GetMillis(o, at, "max_queue_delay_ms", 0, r.max_queue_delay));
   SLUICE_RETURN_IF_ERROR(GetInt(o, at, "queue_max", 1, r.queue_max));
-  SLUICE_RETURN_IF_ERROR(GetInt(o, at, "timeout_ms", 1, timeout_ms));
+  SLUICE_RETURN_IF_ERROR(GetMillis(o, at, "timeout_ms", 1e-3, r.timeout));
   SLUICE_RETURN_IF_ERROR(GetInt(o, at, "desired", 0, r.desired));
   r.max_batch = static_cast<int>(std::min<int64_t>(max_batch, 1 << 20));
-  r.max_queue_delay = absl::Milliseconds(delay_ms);
-  r.timeout = absl::Milliseconds(timeout_ms);
   auto insts = o.find("instances");
   if (insts == o.end())
     return r;

@@ -27,7 +27,7 @@ struct Route {
   // Function state: "ready", "profiling" (held like a cold start), "failed" and "unschedulable"
   // (answered 503), "deleting".
   std::string state;
-  int64_t slo_ms = 0;
+  double slo_ms = 0;  // 0: none (null in the table)
   int max_batch = 1;
   absl::Duration max_queue_delay = absl::ZeroDuration();
   int64_t queue_max = 256;
@@ -45,7 +45,8 @@ struct RouteTable {
 
 // Parses the JSON body of `GET /internal/v1/routes`. InvalidArgument naming the field
 // ("functions[1].max_batch: must be an integer >= 1") on a malformed table. Optional fields
-// take the documented defaults (queue_max 256, timeout_ms 30000, max_batch 1, delay 0).
+// (absent or null) take the documented defaults (queue_max 256, timeout_ms 30000, max_batch 1,
+// delay 0); millisecond fields may be fractional.
 absl::StatusOr<RouteTable> ParseRouteTable(const std::string& body);
 
 }  // namespace sluice::runtime
