@@ -1,5 +1,6 @@
 // sluice-bench-gateway: starts a GatewayDaemon for scripts/bench-gateway (used while the `sluice`
-// binary has no `gateway` subcommand). Usage: sluice-bench-gateway PORT CONTROLLER_HOST:PORT.
+// binary has no `gateway` subcommand).
+// Usage: sluice-bench-gateway PORT CONTROLLER_HOST:PORT [MAX_BATCHES_PER_INSTANCE].
 // Runs until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdio>
@@ -9,7 +10,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s PORT CONTROLLER_HOST:PORT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PORT CONTROLLER_HOST:PORT [MAX_BATCHES_PER_INSTANCE]\n",
+                 argv[0]);
     return 2;
   }
   // Block the signals before any thread starts so that only sigwait below receives them.
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   sluice::runtime::GatewayOptions o;
   o.port = std::atoi(argv[1]);
   o.controller = argv[2];
+  if (argc > 3)
+    o.max_batches_per_instance = std::atoi(argv[3]);
   auto gateway = sluice::runtime::GatewayDaemon::Start(o);
   if (!gateway.ok()) {
     std::fprintf(stderr, "%s\n", gateway.status().ToString().c_str());
