@@ -376,6 +376,24 @@ TEST_F(ServerTest, PipelinedRequestsAnsweredInOrder) {
   for (auto& t : workers) t.join();
 }
 
+TEST_F(ServerTest, Http10AndExpectContinueAreHonoured) {
+  router_.Handle("POST", "/echo", Echo);
+  router_.Handle("GET", "/x", [](Request&, Responder r) { r(JsonResponse(200, "x")); });
+  StartServer();
+  // HTTP/1.0 without keep-alive: a 1.0 answer, then the server closes (or this would hang).
+  EXPECT_THAT(RawExchange(server_->port(), "GET /x HTTP/1.0\r\n\r\n"),
+              HasSubstr("HTTP/1.0 200"));
+  const std::string out = RawExchange(
+      server_->port(),
+      "POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n"
+      "Connection: close\r\n\r\nhello");
+  const size_t interim = out.find("HTTP/1.1 100 Continue"), final = out.find("HTTP/1.1 200");
+  ASSERT_NE(interim, std::string::npos) << out;
+  ASSERT_NE(final, std::string::npos) << out;
+  EXPECT_LT(interim, final);
+  EXPECT_THAT(out, HasSubstr("POST:hello"));
+}
+
 TEST_F(ServerTest, MalformedRequestIs400) {
   StartServer();
   EXPECT_THAT(RawExchange(server_->port(), "NOT HTTP AT ALL\r\n\r\n"), HasSubstr("400"));

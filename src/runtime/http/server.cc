@@ -98,6 +98,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   SteadyTime since_ = std::chrono::steady_clock::now();  // entered the current state
   uint64_t seq_ = 0;                                     // requests read so far
   bool keep_alive_ = true;
+  unsigned version_ = 11;  // of the request being answered
 };
 
 void Conn::Close() {
@@ -185,6 +186,7 @@ void Conn::OnRequest() {
   }
   req.body = std::move(msg.body());
   keep_alive_ = msg.keep_alive();
+  version_ = msg.version();
   state_ = ConnState::kHandling;
   const uint64_t seq = ++seq_;
   Responder respond([weak = weak_from_this(), gate = shared_->gate, seq](Response r) mutable {
@@ -208,7 +210,7 @@ void Conn::Write(Response r, bool keep_alive) {
   state_ = ConnState::kWriting;
   keep_alive_ = keep_alive;
   response_ = {};
-  response_.version(11);
+  response_.version(version_);  // an HTTP/1.0 keep-alive client wants "Connection: keep-alive"
   if (r.status < 100 || r.status > 999) r = ErrorResponse(500, "handler set a bad status");
   response_.result(static_cast<unsigned>(r.status));
   response_.set(bhttp::field::server, "sluice");
