@@ -27,7 +27,7 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
-RunResult Run(const std::vector<std::string>& args) {
+RunResult RunSluice(const std::vector<std::string>& args) {
   std::vector<std::string> quoted;
   for (const std::string& a : args) quoted.push_back(absl::StrCat("'", a, "'"));
   const std::string cmd = absl::StrCat(SLUICE_BINARY, " ", absl::StrJoin(quoted, " "), " 2>&1");
@@ -51,7 +51,7 @@ class UpGuard {
     home_ = mkdtemp(tmpl.data());
   }
   ~UpGuard() {
-    Run({"down", "--home", home_});
+    RunSluice({"down", "--home", home_});
     absl::StatusOr<std::optional<DaemonsFile>> f = ReadDaemonsFile(DaemonsFilePath(home_));
     if (f.ok() && f->has_value()) {
       for (const auto& [name, d] : (*f)->daemons) {
@@ -70,7 +70,7 @@ class UpGuard {
 TEST(UpDownTest, DetachStatusDown) {
   UpGuard guard;
   const std::string& home = guard.home();
-  const RunResult up = Run({"up", "--detach", "--home", home, "--gateway-port", "0",
+  const RunResult up = RunSluice({"up", "--detach", "--home", home, "--gateway-port", "0",
                             "--controller-port", "0", "--agent-port", "0", "--device", "emulated",
                             "--emulated-gpus", "1"});
   ASSERT_EQ(up.rc, 0) << up.output;
@@ -87,23 +87,23 @@ TEST(UpDownTest, DetachStatusDown) {
     EXPECT_TRUE(std::filesystem::exists(d.log)) << d.log;
   }
 
-  const RunResult again = Run({"up", "--detach", "--home", home});
+  const RunResult again = RunSluice({"up", "--detach", "--home", home});
   EXPECT_EQ(again.rc, 1);
   EXPECT_THAT(again.output, HasSubstr("already up (see " + DaemonsFilePath(home) + ")"));
 
-  const RunResult status = Run({"status", "--json", "--home", home});
+  const RunResult status = RunSluice({"status", "--json", "--home", home});
   ASSERT_EQ(status.rc, 0) << status.output;
   const nlohmann::json j = nlohmann::json::parse(status.output, nullptr, false);
   ASSERT_TRUE(j.is_object()) << status.output;
   EXPECT_TRUE(j["functions"].is_array()) << status.output;
   EXPECT_TRUE(j["functions"].empty()) << status.output;
 
-  const RunResult down = Run({"down", "--home", home});
+  const RunResult down = RunSluice({"down", "--home", home});
   EXPECT_EQ(down.rc, 0) << down.output;
   EXPECT_FALSE(std::filesystem::exists(DaemonsFilePath(home)));
   for (const auto& [name, d] : (*file)->daemons) EXPECT_FALSE(DaemonAlive(d.pid, name)) << name;
 
-  const RunResult down_again = Run({"down", "--home", home});
+  const RunResult down_again = RunSluice({"down", "--home", home});
   EXPECT_EQ(down_again.rc, 1);
   EXPECT_THAT(down_again.output, HasSubstr("not running"));
 }
