@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/serving/batching.h"
 #include "nlohmann/json.hpp"
+#include "runtime/gateway/batch_response.h"
 #include "runtime/gateway/gateway_core.h"
 #include "runtime/gateway/kserve_request.h"
 
@@ -209,32 +210,31 @@ void GatewayCore::AnswerBatch(const std::string& function, int64_t instance,
     }
     return;
   }
-  nlohmann::json doc = nlohmann::json::parse(response.body, nullptr, false);
-  nlohmann::json* responses = nullptr;
-  if (doc.is_object() && doc.contains("responses") && doc["responses"].is_array() &&
-      doc["responses"].size() == ids.size()) {
-    responses = &doc["responses"];
+  absl::StatusOr<std::vector<BatchItem>> items = SplitBatchResponse(response.body);
+  if (items.ok() && items->size() != ids.size()) {
+    items = absl::InvalidArgumentError(absl::StrCat("batch response: ", items->size(),
+                                                    " responses for ", ids.size(), " requests"));
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     auto p = pending_.find(ids[i]);
     if (p == pending_.end())
       continue;  // already answered (deadline)
-    if (responses == nullptr) {
-      Finish(ids[i], http::ErrorResponse(502, absl::StrCat(who, " answered a malformed batch "
-                                                           "response: ",
-                                                           response.body.substr(0, 200))));
+    if (!items.ok()) {
+      Finish(ids[i], http::ErrorResponse(502, absl::StrCat(who, " answered a malformed batch: ",
+                                                           items.status().message())));
       continue;
     }
-    nlohmann::json r = std::move((*responses)[i]);
-    if (r.is_object() && r.contains("error")) {
-      const nlohmann::json& e = r["error"];
+    const BatchItem& item = (*items)[i];
+    if (item.has_error) {
+      // Rare path: only an error response is parsed, to quote its message.
+      const nlohmann::json r = nlohmann::json::parse(item.text, nullptr, false);
+      const nlohmann::json e = r.is_object() ? r.value("error", nlohmann::json()) : r;
       Finish(ids[i], http::ErrorResponse(
                          500, absl::StrCat(who, " failed the request: ",
                                            e.is_string() ? e.get<std::string>() : e.dump())));
       continue;
     }
-    EchoRequestId(p->second.kserve_id, r);
-    Finish(ids[i], http::JsonResponse(200, r.dump()));
+    Finish(ids[i], http::JsonResponse(200, WithRequestId(item, p->second.kserve_id)));
   }
 }
 
