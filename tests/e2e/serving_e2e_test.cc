@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -249,8 +250,13 @@ TEST_F(PlatformTest, SigkilledInstanceIsRestartedAndNoAcceptedRequestVanishes) {
   for (const Outcome& o : outcomes) {
     EXPECT_LE(o.latency, deadline + absl::Seconds(1)) << o.status << " " << o.body;
   }
-  std::printf("kill: %lld requests, %lld ok, %lld clear errors\n", static_cast<long long>(t.total),
-              static_cast<long long>(t.ok), static_cast<long long>(t.clear_errors));
+  std::map<int, int> by_status;
+  for (const Outcome& o : outcomes) ++by_status[o.status];
+  std::printf("kill: %lld requests, %lld ok, %lld clear errors; by status:",
+              static_cast<long long>(t.total), static_cast<long long>(t.ok),
+              static_cast<long long>(t.clear_errors));
+  for (const auto& [status, n] : by_status) std::printf(" %d x%d", status, n);
+  std::printf("\n");
   // Served again after the restart.
   absl::StatusOr<http::Response> r = p_->Infer("victim", KnownRequest("after"));
   ASSERT_TRUE(r.ok()) << r.status();
