@@ -394,6 +394,19 @@ TEST_F(ServerTest, Http10AndExpectContinueAreHonoured) {
   EXPECT_THAT(out, HasSubstr("POST:hello"));
 }
 
+TEST_F(ServerTest, OversizedResponseHeaderBecomes500) {
+  router_.Handle("GET", "/x", [](Request&, Responder r) {
+    Response big = JsonResponse(200, "{}");
+    big.headers.emplace_back("x-big", std::string(70000, 'v'));
+    r(std::move(big));
+  });
+  StartServer();
+  auto r = Get(Url("/x"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 500);
+  EXPECT_THAT(r->body, HasSubstr("bad header"));
+}
+
 TEST_F(ServerTest, MalformedRequestIs400) {
   StartServer();
   EXPECT_THAT(RawExchange(server_->port(), "NOT HTTP AT ALL\r\n\r\n"), HasSubstr("400"));

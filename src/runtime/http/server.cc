@@ -206,21 +206,36 @@ void Conn::Reply(uint64_t seq, Response response) {
   Write(std::move(response), keep_alive_);
 }
 
+// Beast throws on a few malformed answers (a header over 64 KiB); that becomes a 500.
+void FillResponse(bhttp::response<bhttp::string_body>& out, Response& r, unsigned version,
+                  bool keep_alive) {
+  out = {};
+  out.version(version);  // an HTTP/1.0 keep-alive client wants "Connection: keep-alive"
+  if (r.status < 100 || r.status > 999) r = ErrorResponse(500, "handler set a bad status");
+  try {
+    out.result(static_cast<unsigned>(r.status));
+    out.set(bhttp::field::server, "sluice");
+    if (!r.content_type.empty()) out.set(bhttp::field::content_type, r.content_type);
+    for (const auto& [name, value] : r.headers) out.insert(name, value);
+  } catch (const std::exception& e) {
+    r = ErrorResponse(500, absl::StrCat("handler set a bad header: ", e.what()));
+    out = {};
+    out.version(version);
+    out.result(bhttp::status::internal_server_error);
+    out.set(bhttp::field::server, "sluice");
+    out.set(bhttp::field::content_type, r.content_type);
+  }
+  // These statuses carry no body (Beast rejects one).
+  if (r.status < 200 || r.status == 204 || r.status == 304) r.body.clear();
+  out.body() = std::move(r.body);
+  out.keep_alive(keep_alive);
+  out.prepare_payload();
+}
+
 void Conn::Write(Response r, bool keep_alive) {
   state_ = ConnState::kWriting;
   keep_alive_ = keep_alive;
-  response_ = {};
-  response_.version(version_);  // an HTTP/1.0 keep-alive client wants "Connection: keep-alive"
-  if (r.status < 100 || r.status > 999) r = ErrorResponse(500, "handler set a bad status");
-  response_.result(static_cast<unsigned>(r.status));
-  response_.set(bhttp::field::server, "sluice");
-  if (!r.content_type.empty()) response_.set(bhttp::field::content_type, r.content_type);
-  for (const auto& [name, value] : r.headers) response_.insert(name, value);
-  // These statuses carry no body (Beast rejects one).
-  if (r.status < 200 || r.status == 204 || r.status == 304) r.body.clear();
-  response_.body() = std::move(r.body);
-  response_.keep_alive(keep_alive);
-  response_.prepare_payload();
+  FillResponse(response_, r, version_, keep_alive);
   bhttp::async_write(socket_, response_, [self = shared_from_this()](error_code ec, size_t) {
     self->OnWrite(ec);
   });
