@@ -51,10 +51,20 @@ class Scanner {
     absl::string_view ignored;
     if (c == '"')
       return String(&ignored);
-    if (c == '{')
-      return Object(keys);
-    if (c == '[')
-      return Array();
+    if ((c == '{' || c == '[') && depth_ >= kMaxDepth)
+      return false;  // bounded recursion: a function's answer cannot exhaust the stack
+    if (c == '{') {
+      ++depth_;
+      const bool ok = Object(keys);
+      --depth_;
+      return ok;
+    }
+    if (c == '[') {
+      ++depth_;
+      const bool ok = Array();
+      --depth_;
+      return ok;
+    }
     const size_t start = pos_;
     while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != '}' && s_[pos_] != ']' &&
            s_[pos_] != ' ' && s_[pos_] != '\n' && s_[pos_] != '\r' && s_[pos_] != '\t')
@@ -92,8 +102,10 @@ class Scanner {
   }
 
  private:
+  static constexpr int kMaxDepth = 128;
   absl::string_view s_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 absl::Status Malformed(absl::string_view why) {

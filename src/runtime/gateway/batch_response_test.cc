@@ -71,6 +71,8 @@ TEST(BatchResponseTest, EchoesIntoEmptyObjectsAndRejectsMalformedBodies) {
                           R"({"responses": []} trailing)"}) {
     EXPECT_FALSE(SplitBatchResponse(bad).ok()) << bad;
   }
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(SplitBatchResponse(R"({"responses": [)" + deep + "]}").ok());
 }
 
 }  // namespace
