@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+
 #include "runtime/agent/agent_daemon.h"
 #include "runtime/cli/daemon_commands.h"
 #include "runtime/cli/daemon_runner.h"

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/daemons_file.h"
@@ -42,7 +43,8 @@ absl::StatusOr<http::Response> Call(const std::string& address, const std::strin
   http::Request req;
   req.method = method;
   req.target = target;
-  if (!body.empty()) req.headers = {{"content-type", content_type}};
+  if (!body.empty())
+    req.headers = {{"content-type", content_type}};
   req.body = std::move(body);
   return http::Fetch(to, std::move(req), absl::Seconds(60));
 }
@@ -63,8 +65,7 @@ int Fail(const std::string& verb, const absl::StatusOr<http::Response>& r) {
     std::fprintf(stderr, "sluice %s: %s (is `sluice up` running?)\n", verb.c_str(),
                  std::string(r.status().message()).c_str());
   } else {
-    std::fprintf(stderr, "sluice %s: %d: %s\n", verb.c_str(), r->status,
-                 ErrorMessage(*r).c_str());
+    std::fprintf(stderr, "sluice %s: %d: %s\n", verb.c_str(), r->status, ErrorMessage(*r).c_str());
   }
   return 1;
 }
@@ -74,16 +75,16 @@ bool Ok(const absl::StatusOr<http::Response>& r) {
 }
 
 std::string ProfileCell(const json& f) {
-  if (!f.contains("profile") || !f["profile"].is_object()) return "-";
+  if (!f.contains("profile") || !f["profile"].is_object())
+    return "-";
   const json& p = f["profile"];
   return absl::StrFormat("<%.2f,%.2f>", p.value("request", 0.0), p.value("limit", 0.0));
 }
 
 void PrintFunctionLine(const json& f) {
   const json p = f.value("profile", json::object());
-  std::printf("function %s: %s%s%s\n", f.value("name", "?").c_str(),
-              f.value("state", "?").c_str(), f.value("message", "").empty() ? "" : ": ",
-              f.value("message", "").c_str());
+  std::printf("function %s: %s%s%s\n", f.value("name", "?").c_str(), f.value("state", "?").c_str(),
+              f.value("message", "").empty() ? "" : ": ", f.value("message", "").c_str());
   if (p.is_object() && !p.empty()) {
     std::printf("  profile %s batch %d capacity %.1f req/s latency %.1f ms (%s)\n",
                 ProfileCell(f).c_str(), p.value("batch", 0), p.value("capacity_rps", 0.0),
@@ -99,17 +100,19 @@ void PrintTable(const json& functions) {
     const std::string inst =
         absl::StrFormat("%d/%d..%d", f.value("desired", 0), f.value("min", 0), f.value("max", 0));
     std::printf("%-16s %-10s %-10s %-13s %5d %9.1f %9s %5d\n", f.value("name", "?").c_str(),
-                f.value("kind", "?").c_str(), f.value("state", "?").c_str(),
-                ProfileCell(f).c_str(), p.is_object() ? p.value("batch", 0) : 0,
+                f.value("kind", "?").c_str(), f.value("state", "?").c_str(), ProfileCell(f).c_str(),
+                p.is_object() ? p.value("batch", 0) : 0,
                 p.is_object() ? p.value("capacity_rps", 0.0) : 0.0, inst.c_str(),
                 f.value("cold_starts", 0));
-    if (!f.value("message", "").empty()) std::printf("  message: %s\n", f["message"].get<std::string>().c_str());
+    if (!f.value("message", "").empty())
+      std::printf("  message: %s\n", f["message"].get<std::string>().c_str());
     for (const json& i : f.value("instances", json::array())) {
-      std::printf("  instance %-4d %-11s gpu %-14s sm_share %.2f <%.2f,%.2f> in_flight %d "
-                  "restarts %d %s\n",
-                  i.value("id", 0), i.value("state", "?").c_str(), i.value("gpu", "?").c_str(),
-                  i.value("sm_share", 0.0), i.value("request", 0.0), i.value("limit", 0.0),
-                  i.value("in_flight", 0), i.value("restarts", 0), i.value("url", "").c_str());
+      std::printf(
+          "  instance %-4d %-11s gpu %-14s sm_share %.2f <%.2f,%.2f> in_flight %d "
+          "restarts %d %s\n",
+          i.value("id", 0), i.value("state", "?").c_str(), i.value("gpu", "?").c_str(),
+          i.value("sm_share", 0.0), i.value("request", 0.0), i.value("limit", 0.0),
+          i.value("in_flight", 0), i.value("restarts", 0), i.value("url", "").c_str());
     }
   }
 }
@@ -127,7 +130,8 @@ int WaitReady(const Addresses& a, const std::string& name, double timeout_s) {
   std::string last;
   while (absl::Now() < deadline) {
     absl::StatusOr<http::Response> r = Call(a.controller, "GET", "/admin/v1/functions/" + name);
-    if (!Ok(r)) return Fail("deploy --wait", r);
+    if (!Ok(r))
+      return Fail("deploy --wait", r);
     const json f = json::parse(r->body, nullptr, false);
     last = f.is_object() ? f.value("state", "") : "";
     if (last == "ready" || last == "failed") {
@@ -152,16 +156,19 @@ int RunDeploy(const ClientFlags& c, const std::string& file, bool wait, double t
   const Addresses a = Resolve(c);
   absl::StatusOr<http::Response> r =
       Call(a.controller, "POST", "/admin/v1/functions", ReadFileOr(file), "application/yaml");
-  if (!Ok(r)) return Fail("deploy", r);
+  if (!Ok(r))
+    return Fail("deploy", r);
   const json f = json::parse(r->body, nullptr, false);
-  if (f.is_object()) PrintFunctionLine(f);
+  if (f.is_object())
+    PrintFunctionLine(f);
   return wait ? WaitReady(a, spec->name, timeout_s) : 0;
 }
 
 int RunDelete(const ClientFlags& c, const std::string& name) {
-  absl::StatusOr<http::Response> r = Call(Resolve(c).controller, "DELETE",
-                                          "/admin/v1/functions/" + name);
-  if (!Ok(r)) return Fail("delete", r);
+  absl::StatusOr<http::Response> r =
+      Call(Resolve(c).controller, "DELETE", "/admin/v1/functions/" + name);
+  if (!Ok(r))
+    return Fail("delete", r);
   std::printf("deleted %s\n", name.c_str());
   return 0;
 }
@@ -173,11 +180,14 @@ int RunScale(const ClientFlags& c, const std::string& name, std::optional<int> m
     return 2;
   }
   json body = json::object();
-  if (min) body["min"] = *min;
-  if (max) body["max"] = *max;
-  absl::StatusOr<http::Response> r = Call(Resolve(c).controller, "PUT",
-                                          "/admin/v1/functions/" + name + "/scale", body.dump());
-  if (!Ok(r)) return Fail("scale", r);
+  if (min)
+    body["min"] = *min;
+  if (max)
+    body["max"] = *max;
+  absl::StatusOr<http::Response> r =
+      Call(Resolve(c).controller, "PUT", "/admin/v1/functions/" + name + "/scale", body.dump());
+  if (!Ok(r))
+    return Fail("scale", r);
   const json f = json::parse(r->body, nullptr, false);
   if (f.is_object()) {
     std::printf("function %s: min %d max %d desired %d\n", name.c_str(), f.value("min", 0),
@@ -189,14 +199,16 @@ int RunScale(const ClientFlags& c, const std::string& name, std::optional<int> m
 int RunInvoke(const ClientFlags& c, const std::string& name, const std::string& data) {
   absl::StatusOr<http::Response> r =
       Call(Resolve(c).gateway, "POST", "/v2/models/" + name + "/infer", data);
-  if (!Ok(r)) return Fail("invoke", r);
+  if (!Ok(r))
+    return Fail("invoke", r);
   std::printf("%s\n", r->body.c_str());
   return 0;
 }
 
 int RunStatus(const ClientFlags& c, bool as_json) {
   absl::StatusOr<http::Response> r = Call(Resolve(c).controller, "GET", "/admin/v1/functions");
-  if (!Ok(r)) return Fail("status", r);
+  if (!Ok(r))
+    return Fail("status", r);
   if (as_json) {
     std::printf("%s\n", r->body.c_str());
     return 0;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+
 #include "runtime/cli/daemon_commands.h"
 #include "runtime/cli/daemon_runner.h"
 #include "runtime/controller/controller_daemon.h"
@@ -24,7 +25,8 @@ struct ControllerFlags {
 
 void RegisterControllerCommand(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<ControllerFlags>();  // owned by the callback
-  CLI::App* c = app.add_subcommand("controller", "run the controller (admin API) in the foreground");
+  CLI::App* c =
+      app.add_subcommand("controller", "run the controller (admin API) in the foreground");
   c->add_option("--host", f->o.host, "listen address")->capture_default_str();
   c->add_option("--port", f->o.port, "admin API port (0: ephemeral)")->capture_default_str();
   c->add_option("--store", f->o.store_path, "SQLite registry file (empty: in memory)");
@@ -40,8 +42,10 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
   c->add_option("--profile-timeout-s", f->profile_timeout_s,
                 "how long profiling waits for its trial instance to become ready")
       ->capture_default_str();
-  c->add_option("--lazy-window-s", f->lazy_window_s, "lazy scaler window (one sample per load "
-                "report)")->capture_default_str();
+  c->add_option("--lazy-window-s", f->lazy_window_s,
+                "lazy scaler window (one sample per load "
+                "report)")
+      ->capture_default_str();
   c->add_option("--phi-out", f->o.lazy.phi_out, "high samples in the window to add an instance")
       ->capture_default_str();
   c->add_option("--phi-in", f->o.lazy.phi_in, "low samples in the window to remove one")

@@ -30,8 +30,7 @@ int RunUntilSignal(const char* name,
     std::fprintf(stderr, "sluice %s: %s\n", name, daemon.status().ToString().c_str());
     return absl::IsInvalidArgument(daemon.status()) ? 2 : 1;
   }
-  std::printf("{\"event\":\"listening\",\"daemon\":\"%s\",\"port\":%d}\n", name,
-              (*daemon)->port());
+  std::printf("{\"event\":\"listening\",\"daemon\":\"%s\",\"port\":%d}\n", name, (*daemon)->port());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&set, &sig);

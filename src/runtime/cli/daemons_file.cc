@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
@@ -32,24 +33,28 @@ std::string ReadSmallFile(const std::string& path) {
 char ProcState(pid_t pid) {
   const std::string stat = ReadSmallFile(absl::StrCat("/proc/", pid, "/stat"));
   const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
+  if (paren == std::string::npos || paren + 2 >= stat.size())
+    return 0;
   return stat[paren + 2];
 }
 
 std::string Argv1(pid_t pid) {
   const std::string cmdline = ReadSmallFile(absl::StrCat("/proc/", pid, "/cmdline"));
   const size_t first = cmdline.find('\0');
-  if (first == std::string::npos) return "";
+  if (first == std::string::npos)
+    return "";
   const size_t second = cmdline.find('\0', first + 1);
-  return cmdline.substr(first + 1, second == std::string::npos ? std::string::npos
-                                                               : second - first - 1);
+  return cmdline.substr(first + 1,
+                        second == std::string::npos ? std::string::npos : second - first - 1);
 }
 
 }  // namespace
 
 std::string ResolveHome(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* h = std::getenv("SLUICE_HOME"); h != nullptr && *h != '\0') return h;
+  if (!flag.empty())
+    return flag;
+  if (const char* h = std::getenv("SLUICE_HOME"); h != nullptr && *h != '\0')
+    return h;
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
     return absl::StrCat(h, "/.sluice");
   }
@@ -86,25 +91,30 @@ absl::StatusOr<DaemonsFile> ParseDaemonsFile(const std::string& text, const std:
 
 absl::StatusOr<std::optional<DaemonsFile>> ReadDaemonsFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::optional<DaemonsFile>();
+  if (!std::filesystem::exists(path, ec))
+    return std::optional<DaemonsFile>();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot read"));
+  if (!in)
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot read"));
   std::stringstream s;
   s << in.rdbuf();
   absl::StatusOr<DaemonsFile> file = ParseDaemonsFile(s.str(), path);
-  if (!file.ok()) return file.status();
+  if (!file.ok())
+    return file.status();
   return std::optional<DaemonsFile>(std::move(*file));
 }
 
 absl::Status WriteDaemonsFile(const std::string& path, const DaemonsFile& file) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) return absl::InternalError(absl::StrCat(path, ": cannot create directory: ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat(path, ": cannot create directory: ", ec.message()));
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << DaemonsFileToJson(file);
-    if (!out) return absl::InternalError(absl::StrCat(tmp, ": cannot write"));
+    if (!out)
+      return absl::InternalError(absl::StrCat(tmp, ": cannot write"));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat(path, ": rename failed: ", std::strerror(errno)));
@@ -113,28 +123,35 @@ absl::Status WriteDaemonsFile(const std::string& path, const DaemonsFile& file) 
 }
 
 bool DaemonAlive(pid_t pid, const std::string& daemon) {
-  if (pid <= 0) return false;
+  if (pid <= 0)
+    return false;
   int status = 0;
-  if (waitpid(pid, &status, WNOHANG) == pid) return false;  // our child, now reaped
+  if (waitpid(pid, &status, WNOHANG) == pid)
+    return false;  // our child, now reaped
   const char state = ProcState(pid);
-  if (state == 0 || state == 'Z' || state == 'X') return false;
+  if (state == 0 || state == 'Z' || state == 'X')
+    return false;
   return daemon.empty() || Argv1(pid) == daemon;
 }
 
 bool AnyAlive(const DaemonsFile& file) {
-  if (DaemonAlive(file.supervisor_pid, "up")) return true;
+  if (DaemonAlive(file.supervisor_pid, "up"))
+    return true;
   for (const auto& [name, d] : file.daemons) {
-    if (DaemonAlive(d.pid, name)) return true;
+    if (DaemonAlive(d.pid, name))
+      return true;
   }
   return false;
 }
 
 std::string ClientAddress(const std::string& flag, const std::optional<DaemonsFile>& file,
                           const std::string& daemon, int default_port) {
-  if (!flag.empty()) return flag;
+  if (!flag.empty())
+    return flag;
   if (file.has_value()) {
     auto it = file->daemons.find(daemon);
-    if (it != file->daemons.end()) return absl::StrCat("127.0.0.1:", it->second.port);
+    if (it != file->daemons.end())
+      return absl::StrCat("127.0.0.1:", it->second.port);
   }
   return absl::StrCat("127.0.0.1:", default_port);
 }

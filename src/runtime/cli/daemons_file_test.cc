@@ -76,7 +76,8 @@ TEST(DaemonsFileTest, ResolveHomePrefersTheFlagThenTheEnvironment) {
   EXPECT_EQ(ResolveHome(""), "/from-env");
   unsetenv("SLUICE_HOME");
   EXPECT_THAT(ResolveHome(""), ::testing::EndsWith(".sluice"));
-  if (old) setenv("SLUICE_HOME", saved.c_str(), 1);
+  if (old)
+    setenv("SLUICE_HOME", saved.c_str(), 1);
 }
 
 TEST(DaemonsFileTest, LivenessChecksThePidAndItsDaemonName) {
@@ -84,10 +85,12 @@ TEST(DaemonsFileTest, LivenessChecksThePidAndItsDaemonName) {
   EXPECT_FALSE(DaemonAlive(getpid(), "controller"));  // argv[1] of this test is not "controller"
   EXPECT_FALSE(DaemonAlive(0, ""));
   const pid_t child = fork();
-  if (child == 0) _exit(0);
+  if (child == 0)
+    _exit(0);
   ASSERT_GT(child, 0);
   // An exited child is not alive, zombie or reaped.
-  for (int i = 0; i < 1000 && DaemonAlive(child, ""); ++i) usleep(1000);
+  for (int i = 0; i < 1000 && DaemonAlive(child, ""); ++i)
+    usleep(1000);
   EXPECT_FALSE(DaemonAlive(child, ""));
   DaemonsFile stale = Sample();
   stale.supervisor_pid = child;

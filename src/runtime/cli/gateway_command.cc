@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+
 #include "runtime/cli/daemon_commands.h"
 #include "runtime/cli/daemon_runner.h"
 #include "runtime/gateway/gateway_daemon.h"

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+
 #include "runtime/cli/client_commands.h"
 #include "runtime/cli/daemon_commands.h"
 #include "runtime/cli/daemons_file.h"
@@ -51,8 +52,9 @@ void Forward(const CLI::App& cmd, const char* name, const T& value,
 void RegisterUp(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<UpFlags>();
   CLI::App* up = app.add_subcommand(
-      "up", "start the controller, gateway and node agent on this machine (emulated GPUs when "
-            "none is present)");
+      "up",
+      "start the controller, gateway and node agent on this machine (emulated GPUs when "
+      "none is present)");
   up->add_flag("--detach,-d", f->o.detach, "start them in the background and return");
   up->add_option("--home", f->home, "state directory (default $SLUICE_HOME or ~/.sluice)");
   up->add_option("--gateway-port", f->o.gateway_port, "0: ephemeral")->capture_default_str();
@@ -79,8 +81,9 @@ void RegisterUp(CLI::App& app, int& exit_code) {
     exit_code = runtime::RunUp(o);
   });
   auto home = std::make_shared<std::string>();
-  CLI::App* down = app.add_subcommand("down", "stop what `sluice up` started (exit 1 when "
-                                              "nothing is running)");
+  CLI::App* down = app.add_subcommand("down",
+                                      "stop what `sluice up` started (exit 1 when "
+                                      "nothing is running)");
   down->add_option("--home", *home, "state directory");
   down->callback([home, &exit_code] {
     exit_code = runtime::RunDown(runtime::ResolveHome(*home), absl::Seconds(5));
@@ -96,11 +99,10 @@ void AddClientFlags(CLI::App& cmd, ClientFlags& c) {
 void RegisterClientVerbs(CLI::App& app, int& exit_code) {
   struct Flags {
     ClientFlags c;
-    std::string file, name, data, trace_unused;
+    std::string file, name, data;
     bool wait = false, json = false;
     double timeout_s = 300;
     std::optional<int> min, max;
-    runtime::LoadFlags load;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* deploy = app.add_subcommand("deploy", "validate a function spec and deploy it");
@@ -108,9 +110,8 @@ void RegisterClientVerbs(CLI::App& app, int& exit_code) {
   deploy->add_flag("--wait", f->wait, "wait until the function is ready (exit 0) or failed (1)");
   deploy->add_option("--timeout-s", f->timeout_s, "for --wait")->capture_default_str();
   AddClientFlags(*deploy, f->c);
-  deploy->callback([f, &exit_code] {
-    exit_code = runtime::RunDeploy(f->c, f->file, f->wait, f->timeout_s);
-  });
+  deploy->callback(
+      [f, &exit_code] { exit_code = runtime::RunDeploy(f->c, f->file, f->wait, f->timeout_s); });
 
   CLI::App* del = app.add_subcommand("delete", "delete a function (its instances are drained)");
   del->add_option("name", f->name)->required();
@@ -135,11 +136,19 @@ void RegisterClientVerbs(CLI::App& app, int& exit_code) {
   status->add_flag("--json", f->json, "the controller's JSON as is");
   AddClientFlags(*status, f->c);
   status->callback([f, &exit_code] { exit_code = runtime::RunStatus(f->c, f->json); });
+}
 
+void RegisterLoad(CLI::App& app, int& exit_code) {
+  struct Flags {
+    ClientFlags c;
+    runtime::LoadFlags load;
+  };
+  auto f = std::make_shared<Flags>();
   runtime::LoadFlags& l = f->load;
   l.data = R"({"inputs":[{"name":"input","shape":[1],"datatype":"FP32","data":[1.0]}]})";
-  CLI::App* load = app.add_subcommand("load", "replay a trace against a function (open loop) "
-                                              "and report SVR, latency, cold starts, SM shares");
+  CLI::App* load = app.add_subcommand("load",
+                                      "replay a trace against a function (open loop) "
+                                      "and report SVR, latency, cold starts, SM shares");
   load->add_option("name", l.function)->required();
   load->add_option("--trace", l.trace, "CSV: 'time_s' or 'second,rps'")->required();
   load->add_option("--seconds", l.seconds, "stop sending after this (default: the trace)");
@@ -160,6 +169,7 @@ void RegisterRuntime(CLI::App& app, int& exit_code) {
   runtime::RegisterAgentCommand(app, exit_code);
   RegisterUp(app, exit_code);
   RegisterClientVerbs(app, exit_code);
+  RegisterLoad(app, exit_code);
 }
 
 }  // namespace sluice::cli

@@ -5,11 +5,10 @@
 #include "runtime/cli/supervisor.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <cstdio>
 #include <cstring>
@@ -22,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
@@ -58,7 +58,8 @@ std::string ReadAll(const std::string& path) {
 
 std::string LogTail(const std::string& log, size_t lines) {
   std::vector<std::string> all = absl::StrSplit(ReadAll(log), '\n', absl::SkipEmpty());
-  if (all.size() > lines) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(lines));
+  if (all.size() > lines)
+    all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(lines));
   return absl::StrJoin(all, "\n  ");
 }
 
@@ -81,7 +82,8 @@ absl::StatusOr<pid_t> SpawnDaemon(const std::string& exe, const std::vector<std:
                                       (detach ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP));
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), environ);
@@ -98,16 +100,20 @@ absl::StatusOr<int> WaitListening(const std::string& name, pid_t pid, const std:
                                   absl::Time deadline) {
   while (true) {
     for (absl::string_view line : absl::StrSplit(ReadAll(log), '\n')) {
-      if (!absl::StartsWith(line, "{")) continue;
+      if (!absl::StartsWith(line, "{"))
+        continue;
       const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_object() && j.value("event", "") == "listening" && j.value("daemon", "") == name &&
           j.contains("port") && j["port"].is_number_integer()) {
         return j["port"].get<int>();
       }
     }
-    if (!DaemonAlive(pid, "")) return absl::UnavailableError(absl::StrCat(name, " exited"));
-    if (Interrupted()) return absl::CancelledError("interrupted");
-    if (absl::Now() > deadline) return absl::DeadlineExceededError(name + " never listened");
+    if (!DaemonAlive(pid, ""))
+      return absl::UnavailableError(absl::StrCat(name, " exited"));
+    if (Interrupted())
+      return absl::CancelledError("interrupted");
+    if (absl::Now() > deadline)
+      return absl::DeadlineExceededError(name + " never listened");
     absl::SleepFor(absl::Milliseconds(50));
   }
 }
@@ -119,9 +125,12 @@ absl::Status WaitHealthy(const std::string& name, pid_t pid, int port, const std
   req.target = path;
   while (true) {
     absl::StatusOr<http::Response> r = http::Fetch({"127.0.0.1", port}, req, absl::Seconds(1));
-    if (r.ok() && r->status == 200) return absl::OkStatus();
-    if (!DaemonAlive(pid, "")) return absl::UnavailableError(absl::StrCat(name, " exited"));
-    if (Interrupted()) return absl::CancelledError("interrupted");
+    if (r.ok() && r->status == 200)
+      return absl::OkStatus();
+    if (!DaemonAlive(pid, ""))
+      return absl::UnavailableError(absl::StrCat(name, " exited"));
+    if (Interrupted())
+      return absl::CancelledError("interrupted");
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           name, " did not answer GET ", path, " on port ", port, ": ",
@@ -150,9 +159,10 @@ absl::Status StartOne(const UpOptions& o, const Launch& l, DaemonsFile& file) {
     file.daemons[l.name].port = *port;
     s = WaitHealthy(l.name, pid, *port, l.health_path, deadline);
   }
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), "; last lines of ", log, ":\n  ",
-                                             LogTail(log, 15)));
+  if (s.ok())
+    return s;
+  return absl::Status(
+      s.code(), absl::StrCat(s.message(), "; last lines of ", log, ":\n  ", LogTail(log, 15)));
 }
 
 std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& t) {
@@ -166,18 +176,19 @@ absl::StatusOr<DaemonsFile> StartDaemons(const UpOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.home + "/logs", ec);
   std::filesystem::create_directories(o.home + "/run", ec);
-  if (ec) return absl::InternalError(absl::StrCat(o.home, ": cannot create: ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat(o.home, ": cannot create: ", ec.message()));
   DaemonsFile file;
   auto local = [&file](const std::string& d) {
     return absl::StrCat("127.0.0.1:", file.daemons[d].port);
   };
-  absl::Status s = StartOne(o,
-                            {"agent",
-                             With({"agent", "--port", absl::StrCat(o.agent_port), "--run-dir",
-                                   o.home + "/run"},
-                                  o.agent_args),
-                             "/healthz"},
-                            file);
+  absl::Status s =
+      StartOne(o,
+               {"agent",
+                With({"agent", "--port", absl::StrCat(o.agent_port), "--run-dir", o.home + "/run"},
+                     o.agent_args),
+                "/healthz"},
+               file);
   if (s.ok()) {
     s = StartOne(o,
                  {"controller",
@@ -206,11 +217,13 @@ absl::StatusOr<DaemonsFile> StartDaemons(const UpOptions& o) {
 void StopDaemons(const DaemonsFile& file, absl::Duration timeout) {
   for (const char* name : kStopOrder) {
     auto it = file.daemons.find(name);
-    if (it == file.daemons.end() || !DaemonAlive(it->second.pid, name)) continue;
+    if (it == file.daemons.end() || !DaemonAlive(it->second.pid, name))
+      continue;
     const pid_t pid = it->second.pid;
     kill(pid, SIGTERM);
     const absl::Time deadline = absl::Now() + timeout;
-    while (DaemonAlive(pid, name) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+    while (DaemonAlive(pid, name) && absl::Now() < deadline)
+      absl::SleepFor(absl::Milliseconds(20));
     if (DaemonAlive(pid, name)) {
       std::fprintf(stderr, "sluice: %s (pid %d) ignored SIGTERM for %s; sending SIGKILL\n", name,
                    static_cast<int>(pid), absl::FormatDuration(timeout).c_str());
@@ -241,7 +254,8 @@ int Supervise(const DaemonsFile& file) {
   while (true) {
     siginfo_t info;
     const int sig = sigtimedwait(&set, &info, nullptr);
-    if (sig == SIGINT || sig == SIGTERM) return 0;
+    if (sig == SIGINT || sig == SIGTERM)
+      return 0;
     for (const auto& [name, d] : file.daemons) {
       if (!DaemonAlive(d.pid, name)) {
         std::fprintf(stderr, "sluice up: the %s daemon exited; see %s\n", name.c_str(),
@@ -277,7 +291,8 @@ int RunUp(const UpOptions& o) {
     return 1;
   }
   PrintStarted(*file, path);
-  if (o.detach) return 0;
+  if (o.detach)
+    return 0;
   std::printf("running in the foreground; Ctrl-C stops the daemons\n");
   std::fflush(stdout);
   const int rc = Supervise(*file);

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "runtime/cli/daemons_file.h"
 
 namespace sluice::runtime {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/cli/daemons_file.h"
 
@@ -29,14 +30,17 @@ struct RunResult {
 
 RunResult RunSluice(const std::vector<std::string>& args) {
   std::vector<std::string> quoted;
-  for (const std::string& a : args) quoted.push_back(absl::StrCat("'", a, "'"));
+  for (const std::string& a : args)
+    quoted.push_back(absl::StrCat("'", a, "'"));
   const std::string cmd = absl::StrCat(SLUICE_BINARY, " ", absl::StrJoin(quoted, " "), " 2>&1");
   RunResult r;
   FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
+  if (p == nullptr)
+    return r;
   char buf[4096];
   size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+    r.output.append(buf, n);
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
@@ -55,7 +59,8 @@ class UpGuard {
     absl::StatusOr<std::optional<DaemonsFile>> f = ReadDaemonsFile(DaemonsFilePath(home_));
     if (f.ok() && f->has_value()) {
       for (const auto& [name, d] : (*f)->daemons) {
-        if (DaemonAlive(d.pid, name)) kill(d.pid, SIGKILL);
+        if (DaemonAlive(d.pid, name))
+          kill(d.pid, SIGKILL);
       }
     }
     std::error_code ec;
@@ -70,9 +75,9 @@ class UpGuard {
 TEST(UpDownTest, DetachStatusDown) {
   UpGuard guard;
   const std::string& home = guard.home();
-  const RunResult up = RunSluice({"up", "--detach", "--home", home, "--gateway-port", "0",
-                            "--controller-port", "0", "--agent-port", "0", "--device", "emulated",
-                            "--emulated-gpus", "1"});
+  const RunResult up =
+      RunSluice({"up", "--detach", "--home", home, "--gateway-port", "0", "--controller-port", "0",
+                 "--agent-port", "0", "--device", "emulated", "--emulated-gpus", "1"});
   ASSERT_EQ(up.rc, 0) << up.output;
 
   absl::StatusOr<std::optional<DaemonsFile>> file = ReadDaemonsFile(DaemonsFilePath(home));
@@ -101,7 +106,8 @@ TEST(UpDownTest, DetachStatusDown) {
   const RunResult down = RunSluice({"down", "--home", home});
   EXPECT_EQ(down.rc, 0) << down.output;
   EXPECT_FALSE(std::filesystem::exists(DaemonsFilePath(home)));
-  for (const auto& [name, d] : (*file)->daemons) EXPECT_FALSE(DaemonAlive(d.pid, name)) << name;
+  for (const auto& [name, d] : (*file)->daemons)
+    EXPECT_FALSE(DaemonAlive(d.pid, name)) << name;
 
   const RunResult down_again = RunSluice({"down", "--home", home});
   EXPECT_EQ(down_again.rc, 1);

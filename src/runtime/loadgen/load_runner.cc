@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
@@ -38,13 +39,15 @@ absl::StatusOr<std::optional<absl::Duration>> FetchSlo(const http::Endpoint& con
   }
   SLUICE_ASSIGN_OR_RETURN(FunctionSpec spec,
                           ParseFunctionSpec(doc["spec_yaml"].get<std::string>(), function));
-  if (!spec.slo_ms.has_value()) return std::optional<absl::Duration>();
+  if (!spec.slo_ms.has_value())
+    return std::optional<absl::Duration>();
   return std::optional<absl::Duration>(absl::Milliseconds(*spec.slo_ms));
 }
 
 std::optional<int64_t> ColdStarts(const TimelineSample& s, const std::string& function) {
   for (const FunctionSample& f : s.functions) {
-    if (f.name == function) return f.cold_starts;
+    if (f.name == function)
+      return f.cold_starts;
   }
   return std::nullopt;
 }
@@ -64,8 +67,12 @@ class LoadRun {
  public:
   LoadRun(const LoadOptions& o, http::EventLoop& loop, http::Endpoint gateway,
           http::Endpoint controller)
-      : o_(o), loop_(loop), client_(loop), gateway_(std::move(gateway)),
-        controller_(std::move(controller)), outcomes_(o.arrivals.size()),
+      : o_(o),
+        loop_(loop),
+        client_(loop),
+        gateway_(std::move(gateway)),
+        controller_(std::move(controller)),
+        outcomes_(o.arrivals.size()),
         answered_(o.arrivals.size(), false) {}
 
   // Posts the start to the loop and blocks until every request is answered or given up.
@@ -87,7 +94,8 @@ class LoadRun {
   // Sends every request whose time has come, then sleeps until the next one.
   void IssueDue() {
     const absl::Duration now = loop_.Now() - t0_;
-    while (next_ < o_.arrivals.size() && o_.arrivals[next_] <= now) Send(next_++);
+    while (next_ < o_.arrivals.size() && o_.arrivals[next_] <= now)
+      Send(next_++);
     if (next_ < o_.arrivals.size()) {
       loop_.RunAt(t0_ + o_.arrivals[next_], [this] { IssueDue(); });
     } else {
@@ -108,7 +116,8 @@ class LoadRun {
   }
 
   void Answer(size_t i, absl::StatusOr<http::Response> r) {
-    if (finished_ || answered_[i]) return;
+    if (finished_ || answered_[i])
+      return;
     answered_[i] = true;
     --outstanding_;
     Outcome& o = outcomes_[i];
@@ -122,32 +131,38 @@ class LoadRun {
   }
 
   void Sample() {
-    if (finished_) return;
+    if (finished_)
+      return;
     http::Request req;
     req.method = "GET";
     req.target = "/admin/v1/functions";
     const absl::Duration at = loop_.Now() - t0_;
     client_.Send(controller_, std::move(req), o_.sample_period,
                  [this, at](absl::StatusOr<http::Response> r) {
-                   if (finished_ || !r.ok() || r->status != 200) return;
+                   if (finished_ || !r.ok() || r->status != 200)
+                     return;
                    absl::StatusOr<TimelineSample> s = ParseFunctionsSample(r->body, at);
-                   if (s.ok()) timeline_.push_back(std::move(*s));
+                   if (s.ok())
+                     timeline_.push_back(std::move(*s));
                  });
     loop_.RunAfter(o_.sample_period, [this] { Sample(); });
   }
 
   void MaybeFinish() {
-    if (next_ == o_.arrivals.size() && outstanding_ == 0) Finish();
+    if (next_ == o_.arrivals.size() && outstanding_ == 0)
+      Finish();
   }
 
   // Requests still unanswered count as timeouts; the run's results are final from here on.
   void Finish() {
-    if (finished_) return;
+    if (finished_)
+      return;
     finished_ = true;
     const absl::Duration now = loop_.Now() - t0_;
     outcomes_.resize(next_);
     for (size_t i = 0; i < next_; ++i) {
-      if (answered_[i]) continue;
+      if (answered_[i])
+        continue;
       outcomes_[i].latency = now - outcomes_[i].sent_at;
       outcomes_[i].error = "timeout";
     }
@@ -160,7 +175,7 @@ class LoadRun {
   const http::Endpoint gateway_;
   const http::Endpoint controller_;
   absl::Time t0_;
-  size_t next_ = 0;         // the next arrival to send
+  size_t next_ = 0;          // the next arrival to send
   int64_t outstanding_ = 0;  // sent, not answered
   bool finished_ = false;
   std::vector<Outcome> outcomes_;
@@ -189,7 +204,8 @@ absl::StatusOr<LoadReport> RunLoad(const LoadOptions& options) {
   if (before.ok() && after.ok()) {
     const std::optional<int64_t> b = ColdStarts(*before, options.function);
     const std::optional<int64_t> a = ColdStarts(*after, options.function);
-    if (a && b) report.cold_starts = *a - *b;
+    if (a && b)
+      report.cold_starts = *a - *b;
   }
   return report;
 }

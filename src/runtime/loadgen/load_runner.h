@@ -10,16 +10,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "runtime/loadgen/report.h"
 
 namespace sluice::runtime {
 
 struct LoadOptions {
-  std::string gateway = "127.0.0.1:7070";     // "host:port" or "http://host:port"
-  std::string controller = "127.0.0.1:7071";  // admin API, for the SLO, cold starts, timeline
-  std::string function;                       // the function to invoke
-  std::string data;                           // request body (KServe v2 JSON)
-  std::vector<absl::Duration> arrivals;       // send times from the start, sorted
+  std::string gateway = "127.0.0.1:7070";       // "host:port" or "http://host:port"
+  std::string controller = "127.0.0.1:7071";    // admin API, for the SLO, cold starts, timeline
+  std::string function;                         // the function to invoke
+  std::string data;                             // request body (KServe v2 JSON)
+  std::vector<absl::Duration> arrivals;         // send times from the start, sorted
   absl::Duration duration = absl::Seconds(30);  // no request is sent at or after this
   // After `duration`, outstanding requests get this long to finish; then they count as
   // "timeout". Each request is also sent with this as its client timeout.

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
@@ -15,14 +16,17 @@ namespace {
 
 using nlohmann::json;
 
-double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+double Ms(absl::Duration d) {
+  return absl::ToDoubleMilliseconds(d);
+}
 
 FunctionSample ParseFunction(const json& f) {
   FunctionSample out;
   out.name = f.at("name").get<std::string>();
   out.state = f.value("state", std::string());
   out.cold_starts = f.value("cold_starts", int64_t{0});
-  if (!f.contains("instances")) return out;
+  if (!f.contains("instances"))
+    return out;
   for (const json& i : f.at("instances")) {
     InstanceSample s;
     s.id = i.value("id", int64_t{0});
@@ -48,19 +52,22 @@ std::string TimelineText(const std::vector<TimelineSample>& timeline) {
   std::vector<std::string> names;
   for (const TimelineSample& s : timeline) {
     for (const FunctionSample& f : s.functions) {
-      if (std::find(names.begin(), names.end(), f.name) == names.end()) names.push_back(f.name);
+      if (std::find(names.begin(), names.end(), f.name) == names.end())
+        names.push_back(f.name);
     }
   }
   std::string out = "timeline (per function: instances [SM share of each instance])\n";
   absl::StrAppend(&out, absl::StrFormat("%7s", "t_s"));
-  for (const std::string& n : names) absl::StrAppend(&out, absl::StrFormat("  %-24s", n));
+  for (const std::string& n : names)
+    absl::StrAppend(&out, absl::StrFormat("  %-24s", n));
   out += "\n";
   for (const TimelineSample& s : timeline) {
     absl::StrAppend(&out, absl::StrFormat("%7.1f", absl::ToDoubleSeconds(s.at)));
     for (const std::string& n : names) {
       std::string cell = "-";
       for (const FunctionSample& f : s.functions) {
-        if (f.name == n) cell = Cell(f);
+        if (f.name == n)
+          cell = Cell(f);
       }
       absl::StrAppend(&out, absl::StrFormat("  %-24s", cell));
     }
@@ -72,7 +79,8 @@ std::string TimelineText(const std::vector<TimelineSample>& timeline) {
 }  // namespace
 
 absl::Duration Percentile(std::vector<absl::Duration> values, double p) {
-  if (values.empty()) return absl::ZeroDuration();
+  if (values.empty())
+    return absl::ZeroDuration();
   std::sort(values.begin(), values.end());
   const double n = static_cast<double>(values.size());
   const auto rank = static_cast<size_t>(std::ceil(std::clamp(p, 0.0, 100.0) / 100.0 * n));
@@ -83,7 +91,8 @@ absl::StatusOr<TimelineSample> ParseFunctionsSample(const std::string& body, abs
   TimelineSample sample{at, {}};
   try {
     const json doc = json::parse(body);
-    for (const json& f : doc.at("functions")) sample.functions.push_back(ParseFunction(f));
+    for (const json& f : doc.at("functions"))
+      sample.functions.push_back(ParseFunction(f));
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("controller's function list is not {\"functions\": [...]}: ", e.what()));
@@ -104,7 +113,8 @@ LoadReport Summarize(const std::string& function, absl::Duration duration,
     if (ok) {
       ++r.ok;
       ok_latencies.push_back(o.latency);
-      if (slo.has_value() && o.latency > *slo) ++r.violations;
+      if (slo.has_value() && o.latency > *slo)
+        ++r.violations;
     } else {
       ++r.violations;
       ++r.errors[o.error.empty() ? absl::StrCat(o.status) : o.error];
@@ -155,7 +165,8 @@ std::string ReportText(const LoadReport& r) {
                                     absl::ToDoubleSeconds(r.duration), r.sent, r.ok);
   if (!r.errors.empty()) {
     out += "errors:";
-    for (const auto& [what, n] : r.errors) absl::StrAppend(&out, " ", what, "=", n);
+    for (const auto& [what, n] : r.errors)
+      absl::StrAppend(&out, " ", what, "=", n);
     out += "\n";
   }
   absl::StrAppend(&out, absl::StrFormat("latency (ok requests): p50 %.1f ms, p95 %.1f ms, "
@@ -167,7 +178,8 @@ std::string ReportText(const LoadReport& r) {
                                         100.0 * r.svr, r.violations, r.sent, slo));
   absl::StrAppend(&out, "cold starts: ",
                   r.cold_starts ? absl::StrCat(*r.cold_starts) : std::string("unknown"), "\n");
-  if (!r.timeline.empty()) out += TimelineText(r.timeline);
+  if (!r.timeline.empty())
+    out += TimelineText(r.timeline);
   return out;
 }
 

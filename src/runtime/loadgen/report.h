@@ -59,15 +59,15 @@ absl::StatusOr<TimelineSample> ParseFunctionsSample(const std::string& body, abs
 
 struct LoadReport {
   std::string function;
-  absl::Duration duration;          // the issuing window (--seconds, capped by the trace)
+  absl::Duration duration;            // the issuing window (--seconds, capped by the trace)
   std::optional<absl::Duration> slo;  // the function's SLO; absent when it has none (training)
   int64_t sent = 0;
-  int64_t ok = 0;                          // 2xx answers
-  std::map<std::string, int64_t> errors;   // by HTTP status ("429") or "timeout"/"unavailable"
-  LatencySummary latency;                  // over the ok requests
-  int64_t violations = 0;  // failed, or ok but slower than the SLO
-  double svr = 0.0;        // violations / sent (0 when nothing was sent)
-  std::optional<int64_t> cold_starts;  // the controller's count during the run, when known
+  int64_t ok = 0;                         // 2xx answers
+  std::map<std::string, int64_t> errors;  // by HTTP status ("429") or "timeout"/"unavailable"
+  LatencySummary latency;                 // over the ok requests
+  int64_t violations = 0;                 // failed, or ok but slower than the SLO
+  double svr = 0.0;                       // violations / sent (0 when nothing was sent)
+  std::optional<int64_t> cold_starts;     // the controller's count during the run, when known
   std::vector<TimelineSample> timeline;
 };
 

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
@@ -11,34 +12,37 @@ using ::testing::HasSubstr;
 
 std::vector<absl::Duration> Ms(std::initializer_list<int> values) {
   std::vector<absl::Duration> out;
-  for (int v : values) out.push_back(absl::Milliseconds(v));
+  for (int v : values)
+    out.push_back(absl::Milliseconds(v));
   return out;
 }
 
 TEST(PercentileTest, NearestRank) {
   const std::vector<absl::Duration> v = Ms({50, 10, 40, 20, 30});  // unsorted on purpose
-  EXPECT_EQ(Percentile(v, 50), absl::Milliseconds(30));  // ceil(2.5) = 3rd
-  EXPECT_EQ(Percentile(v, 20), absl::Milliseconds(10));  // ceil(1.0) = 1st
-  EXPECT_EQ(Percentile(v, 21), absl::Milliseconds(20));  // ceil(1.05) = 2nd
+  EXPECT_EQ(Percentile(v, 50), absl::Milliseconds(30));            // ceil(2.5) = 3rd
+  EXPECT_EQ(Percentile(v, 20), absl::Milliseconds(10));            // ceil(1.0) = 1st
+  EXPECT_EQ(Percentile(v, 21), absl::Milliseconds(20));            // ceil(1.05) = 2nd
   EXPECT_EQ(Percentile(v, 95), absl::Milliseconds(50));
   EXPECT_EQ(Percentile(v, 100), absl::Milliseconds(50));
   EXPECT_EQ(Percentile({}, 99), absl::ZeroDuration());
   std::vector<absl::Duration> hundred;
-  for (int i = 1; i <= 100; ++i) hundred.push_back(absl::Milliseconds(i));
+  for (int i = 1; i <= 100; ++i)
+    hundred.push_back(absl::Milliseconds(i));
   EXPECT_EQ(Percentile(hundred, 95), absl::Milliseconds(95));
   EXPECT_EQ(Percentile(hundred, 99), absl::Milliseconds(99));
   EXPECT_EQ(Percentile(hundred, 0.5), absl::Milliseconds(1));
 }
 
-Outcome Ok(int ms) { return {absl::ZeroDuration(), absl::Milliseconds(ms), 200, ""}; }
+Outcome Ok(int ms) {
+  return {absl::ZeroDuration(), absl::Milliseconds(ms), 200, ""};
+}
 
 TEST(SummarizeTest, SvrCountsFailuresAndSlowAnswers) {
   std::vector<Outcome> outcomes = {Ok(10), Ok(90), Ok(101), Ok(100), Ok(200)};
   outcomes.push_back({absl::ZeroDuration(), absl::Milliseconds(1), 429, ""});
   outcomes.push_back({absl::ZeroDuration(), absl::Milliseconds(1), 503, ""});
   outcomes.push_back({absl::ZeroDuration(), absl::Seconds(10), 0, "timeout"});
-  const LoadReport r =
-      Summarize("f", absl::Seconds(5), outcomes, absl::Milliseconds(100));
+  const LoadReport r = Summarize("f", absl::Seconds(5), outcomes, absl::Milliseconds(100));
   EXPECT_EQ(r.sent, 8);
   EXPECT_EQ(r.ok, 5);
   EXPECT_EQ(r.violations, 2 + 3);  // 101 and 200 ms over the SLO; 100 is not; three failures
@@ -78,8 +82,8 @@ TEST(ParseFunctionsSampleTest, ReadsInstancesAndShares) {
 TEST(ParseFunctionsSampleTest, RejectsOtherShapes) {
   EXPECT_FALSE(ParseFunctionsSample("not json", absl::ZeroDuration()).ok());
   EXPECT_FALSE(ParseFunctionsSample(R"({"fns": []})", absl::ZeroDuration()).ok());
-  EXPECT_FALSE(ParseFunctionsSample(R"({"functions": [{"state": "x"}]})", absl::ZeroDuration())
-                   .ok());
+  EXPECT_FALSE(
+      ParseFunctionsSample(R"({"functions": [{"state": "x"}]})", absl::ZeroDuration()).ok());
 }
 
 TEST(ReportTest, JsonAndTextCarryTheSummaryAndTimeline) {

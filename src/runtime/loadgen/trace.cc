@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "common/status.h"
 
 namespace sluice::runtime {
@@ -33,7 +34,8 @@ std::vector<Field> SplitFields(const std::string& line) {
     const size_t lead = raw.find_first_not_of(" \t");
     fields.push_back({std::string(absl::StripAsciiWhitespace(raw)),
                       static_cast<int>(start + (lead == std::string::npos ? 0 : lead)) + 1});
-    if (comma == std::string::npos) break;
+    if (comma == std::string::npos)
+      break;
     start = comma + 1;
   }
   return fields;
@@ -49,7 +51,8 @@ absl::StatusOr<double> NonNegative(const Field& f, const std::string& file, int 
   if (!absl::SimpleAtod(f.text, &v) || !std::isfinite(v)) {
     return At(file, line, f.column, absl::StrCat(what, ": '", f.text, "' is not a number"));
   }
-  if (v < 0) return At(file, line, f.column, absl::StrCat(what, ": must be >= 0, got ", f.text));
+  if (v < 0)
+    return At(file, line, f.column, absl::StrCat(what, ": must be >= 0, got ", f.text));
   return v;
 }
 
@@ -105,9 +108,11 @@ absl::StatusOr<Trace> ParseTrace(const std::string& contents, const std::string&
   for (absl::string_view piece : absl::StrSplit(contents, '\n')) {
     ++line_no;
     std::string line(piece);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
     const absl::string_view trimmed = absl::StripAsciiWhitespace(line);
-    if (trimmed.empty() || trimmed[0] == '#') continue;
+    if (trimmed.empty() || trimmed[0] == '#')
+      continue;
     const std::vector<Field> fields = SplitFields(line);
     if (!have_header) {
       SLUICE_RETURN_IF_ERROR(ParseHeader(fields, file, line_no, trace));
@@ -117,7 +122,8 @@ absl::StatusOr<Trace> ParseTrace(const std::string& contents, const std::string&
     }
     SLUICE_RETURN_IF_ERROR(ParseRow(fields, file, line_no, trace));
   }
-  if (!have_header) return At(file, 1, 1, "empty trace: no header line");
+  if (!have_header)
+    return At(file, 1, 1, "empty trace: no header line");
   if (trace.times.empty() && trace.rates.empty()) {
     return At(file, header_line, 1, "trace has a header but no rows");
   }
@@ -127,7 +133,8 @@ absl::StatusOr<Trace> ParseTrace(const std::string& contents, const std::string&
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read trace file"));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat(path, ": cannot read trace file"));
   std::stringstream buffer;
   buffer << in.rdbuf();
   return ParseTrace(buffer.str(), path);
@@ -144,14 +151,16 @@ std::vector<absl::Duration> Arrivals(const Trace& trace, uint64_t seed, absl::Du
   std::vector<absl::Duration> out;
   if (trace.format == Trace::Format::kTimes) {
     for (absl::Duration t : trace.times) {
-      if (t < limit) out.push_back(t);
+      if (t < limit)
+        out.push_back(t);
     }
     return out;
   }
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> within(0.0, 1.0);
   for (const RateSecond& r : trace.rates) {
-    if (absl::Seconds(r.second) >= limit) break;
+    if (absl::Seconds(r.second) >= limit)
+      break;
     std::poisson_distribution<int64_t> count(r.rps > 0 ? r.rps : 1.0);
     const int64_t n = r.rps > 0 ? count(rng) : 0;
     const size_t first = out.size();
@@ -159,7 +168,8 @@ std::vector<absl::Duration> Arrivals(const Trace& trace, uint64_t seed, absl::Du
       // min(): a draw just below 1 must not round up into the next second.
       const absl::Duration t = std::min(absl::Seconds(r.second) + absl::Seconds(within(rng)),
                                         absl::Seconds(r.second + 1) - absl::Nanoseconds(1));
-      if (t < limit) out.push_back(t);
+      if (t < limit)
+        out.push_back(t);
     }
     std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
   }
