@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
 
@@ -30,12 +31,18 @@ int CountRequests(const std::string& body) {
 }
 
 std::string Routes(int port, int max_batch, int delay_ms) {
-  nlohmann::json inst = {{"id", 1}, {"url", absl::StrCat("127.0.0.1:", port)},
-                         {"capacity_rps", 100000}, {"state", "ready"}};
-  nlohmann::json route = {{"name", "noop"},       {"kind", "inference"},
-                          {"state", "ready"},     {"max_batch", max_batch},
-                          {"max_queue_delay_ms", delay_ms}, {"queue_max", 4096},
-                          {"timeout_ms", 30000},  {"desired", 1},
+  nlohmann::json inst = {{"id", 1},
+                         {"url", absl::StrCat("127.0.0.1:", port)},
+                         {"capacity_rps", 100000},
+                         {"state", "ready"}};
+  nlohmann::json route = {{"name", "noop"},
+                          {"kind", "inference"},
+                          {"state", "ready"},
+                          {"max_batch", max_batch},
+                          {"max_queue_delay_ms", delay_ms},
+                          {"queue_max", 4096},
+                          {"timeout_ms", 30000},
+                          {"desired", 1},
                           {"instances", {inst}}};
   return nlohmann::json{{"version", 1}, {"functions", {route}}}.dump();
 }
@@ -68,7 +75,8 @@ int main(int argc, char** argv) {
   router.Handle("GET", "/internal/v1/routes",
                 [routes](Request&, Responder respond) { respond(JsonResponse(200, routes)); });
   for (const char* path : {"/internal/v1/load", "/internal/v1/wake"}) {
-    router.Handle("POST", path, [](Request&, Responder respond) { respond(JsonResponse(200, "{}")); });
+    router.Handle("POST", path,
+                  [](Request&, Responder respond) { respond(JsonResponse(200, "{}")); });
   }
   auto loop = http::EventLoop::Create();
   if (!loop.ok()) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::core {

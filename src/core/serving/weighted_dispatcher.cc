@@ -12,7 +12,9 @@ void WeightedDispatcher::Upsert(int64_t id, double capacity_rps, bool ready) {
   inst.ready = ready;
 }
 
-bool WeightedDispatcher::Remove(int64_t id) { return instances_.erase(id) > 0; }
+bool WeightedDispatcher::Remove(int64_t id) {
+  return instances_.erase(id) > 0;
+}
 
 double WeightedDispatcher::UnknownCapacity() const {
   double sum = 0.0;

@@ -3,6 +3,7 @@
 #include "runtime/gateway/batch_response.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 
@@ -14,8 +15,8 @@ class Scanner {
   explicit Scanner(absl::string_view s) : s_(s) {}
   size_t pos() const { return pos_; }
   void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' ||
-                                s_[pos_] == '\t'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t'))
       ++pos_;
   }
   bool Eat(char c) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {
@@ -15,13 +16,18 @@ using nlohmann::json;
 
 json RandomValue(std::mt19937_64& rng, int depth) {
   switch (rng() % (depth > 2 ? 4 : 6)) {
-    case 0: return static_cast<int64_t>(rng() % 2000) - 1000;
-    case 1: return std::string("s\"q\\ {[,]}") + std::to_string(rng() % 10);
-    case 2: return rng() % 2 == 0;
-    case 3: return nullptr;
+    case 0:
+      return static_cast<int64_t>(rng() % 2000) - 1000;
+    case 1:
+      return std::string("s\"q\\ {[,]}") + std::to_string(rng() % 10);
+    case 2:
+      return rng() % 2 == 0;
+    case 3:
+      return nullptr;
     case 4: {
       json a = json::array();
-      for (int i = static_cast<int>(rng() % 4); i > 0; --i) a.push_back(RandomValue(rng, depth + 1));
+      for (int i = static_cast<int>(rng() % 4); i > 0; --i)
+        a.push_back(RandomValue(rng, depth + 1));
       return a;
     }
     default: {
@@ -39,8 +45,10 @@ TEST(BatchResponseTest, SplitsLikeAFullParserOnRandomBodies) {
     json responses = json::array();
     for (int i = static_cast<int>(rng() % 6); i > 0; --i) {
       json r = RandomValue(rng, 1);
-      if (r.is_object() && rng() % 3 == 0) r["error"] = "boom";
-      if (r.is_object() && rng() % 3 == 0) r["id"] = "x";
+      if (r.is_object() && rng() % 3 == 0)
+        r["error"] = "boom";
+      if (r.is_object() && rng() % 3 == 0)
+        r["id"] = "x";
       responses.push_back(r);
     }
     json doc = {{"exec_ms", 1.5}, {"responses", responses}, {"z", {{"responses", 1}}}};
@@ -66,9 +74,9 @@ TEST(BatchResponseTest, EchoesIntoEmptyObjectsAndRejectsMalformedBodies) {
   ASSERT_TRUE(items.ok());
   EXPECT_EQ(json::parse(WithRequestId((*items)[0], "a")), json({{"id", "a"}}));
   EXPECT_EQ(WithRequestId((*items)[0], std::nullopt), "{ }");
-  for (const char* bad : {"", "[]", "{}", R"({"responses": {}})", R"({"responses": [1,]})",
-                          R"({"responses": [{"a": 1}])", R"({"responses": ["x]})",
-                          R"({"responses": []} trailing)"}) {
+  for (const char* bad :
+       {"", "[]", "{}", R"({"responses": {}})", R"({"responses": [1,]})",
+        R"({"responses": [{"a": 1}])", R"({"responses": ["x]})", R"({"responses": []} trailing)"}) {
     EXPECT_FALSE(SplitBatchResponse(bad).ok()) << bad;
   }
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');

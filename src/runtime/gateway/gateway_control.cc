@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/gateway/gateway_core.h"
 
@@ -128,8 +129,9 @@ void GatewayCore::ApplyRoute(const Route& route) {
   f.metrics->instances_ready->Set(ready);
   f.metrics->instances_starting->Set(f.starting);
   if (route.Unservable()) {
-    FailQueued(f, 503, absl::StrCat("function '", route.name, "' cannot be served (state ",
-                                    route.state, ")"));
+    FailQueued(
+        f, 503,
+        absl::StrCat("function '", route.name, "' cannot be served (state ", route.state, ")"));
   } else if (!f.queue.empty() && ready == 0) {
     MaybeWake(f);
   }

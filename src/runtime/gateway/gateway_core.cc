@@ -2,20 +2,24 @@
 // batch when core::BatchDueAt says so and an instance has a free slot, and answered from its
 // slot of the batch response, by its deadline timer (504), or after retries (502). Every
 // accepted request is answered exactly once: `pending_` owns its Responder until Finish().
+#include "runtime/gateway/gateway_core.h"
+
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/serving/batching.h"
 #include "nlohmann/json.hpp"
 #include "runtime/gateway/batch_response.h"
-#include "runtime/gateway/gateway_core.h"
 #include "runtime/gateway/kserve_request.h"
 
 namespace sluice::runtime::internal {
 namespace {
 
-double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+double Seconds(absl::Duration d) {
+  return absl::ToDoubleSeconds(d);
+}
 
 http::Response WithRetryAfter(http::Response r, absl::Duration after) {
   r.headers.emplace_back("retry-after", std::to_string(absl::ToInt64Seconds(after)));
@@ -24,8 +28,8 @@ http::Response WithRetryAfter(http::Response r, absl::Duration after) {
 
 }  // namespace
 
-GatewayCore::GatewayCore(const GatewayOptions& options, http::EventLoop& loop,
-                         http::Client& client, GatewayMetrics& metrics, http::Endpoint controller)
+GatewayCore::GatewayCore(const GatewayOptions& options, http::EventLoop& loop, http::Client& client,
+                         GatewayMetrics& metrics, http::Endpoint controller)
     : options_(options),
       loop_(loop),
       client_(client),
@@ -46,10 +50,10 @@ void GatewayCore::HandleModelReady(http::Request& req, http::Responder respond) 
   if (it == functions_.end())
     return respond(http::ErrorResponse(404, absl::StrCat("unknown function '", name, "'")));
   if (it->second->dispatcher.ready_count() == 0)
-    return respond(http::ErrorResponse(503, absl::StrCat("function '", name,
-                                                         "' has no ready instance")));
-  respond(http::JsonResponse(200, absl::StrCat(R"({"name":)", nlohmann::json(name).dump(),
-                                               R"(,"ready":true})")));
+    return respond(
+        http::ErrorResponse(503, absl::StrCat("function '", name, "' has no ready instance")));
+  respond(http::JsonResponse(
+      200, absl::StrCat(R"({"name":)", nlohmann::json(name).dump(), R"(,"ready":true})")));
 }
 
 void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
@@ -131,8 +135,7 @@ void GatewayCore::TryDispatch(FunctionState& f) {
                                             f.route.max_batch, f.route.max_queue_delay);
     if (due > now)
       return;
-    const std::optional<int64_t> instance =
-        f.dispatcher.Pick(options_.max_batches_per_instance);
+    const std::optional<int64_t> instance = f.dispatcher.Pick(options_.max_batches_per_instance);
     if (!instance.has_value())
       return;  // held: cold start, or every instance has its batches in flight
     std::vector<uint64_t> ids;
@@ -165,8 +168,7 @@ void GatewayCore::SendBatch(FunctionState& f, int64_t instance, std::vector<uint
   req.body += "]}";
   f.dispatcher.OnDispatch(instance);
   f.metrics->batch_size->Observe(static_cast<double>(ids.size()));
-  const absl::Duration timeout =
-      std::max(last_deadline - loop_.Now(), absl::Milliseconds(1));
+  const absl::Duration timeout = std::max(last_deadline - loop_.Now(), absl::Milliseconds(1));
   client_.Send(f.endpoints.at(instance), std::move(req), timeout,
                [this, function = f.route.name, instance,
                 ids = std::move(ids)](absl::StatusOr<http::Response> r) mutable {
@@ -253,10 +255,9 @@ void GatewayCore::RetryOrFail(FunctionState* f, int64_t instance, const std::vec
     if (f != nullptr && p.attempts <= options_.max_retries && p.deadline > now)
       next = f->dispatcher.Pick(0, p.tried);
     if (!next.has_value()) {
-      Finish(id, http::ErrorResponse(
-                     502, absl::StrCat(failed, "; ", p.attempts - 1, " retr",
-                                       p.attempts == 2 ? "y" : "ies",
-                                       " made, no other instance to retry on")));
+      Finish(id, http::ErrorResponse(502, absl::StrCat(failed, "; ", p.attempts - 1, " retr",
+                                                       p.attempts == 2 ? "y" : "ies",
+                                                       " made, no other instance to retry on")));
       continue;
     }
     retries[*next].push_back(id);
@@ -267,17 +268,17 @@ void GatewayCore::RetryOrFail(FunctionState* f, int64_t instance, const std::vec
 
 void GatewayCore::ExpireDeadlines(FunctionState& f, absl::Time now) {
   for (const core::QueuedRequest& r : f.queue.Expired(now)) {
-    Finish(r.id, http::ErrorResponse(504, absl::StrCat("deadline of ",
-                                                       absl::FormatDuration(r.deadline - r.arrival),
-                                                       " exceeded while queued")));
+    Finish(r.id, http::ErrorResponse(
+                     504, absl::StrCat("deadline of ", absl::FormatDuration(r.deadline - r.arrival),
+                                       " exceeded while queued")));
   }
   while (!f.in_flight_deadlines.empty() && f.in_flight_deadlines.begin()->first <= now) {
     const auto [deadline, id] = *f.in_flight_deadlines.begin();
     const PendingRequest& p = pending_.at(id);
-    Finish(id, http::ErrorResponse(504, absl::StrCat("deadline of ",
-                                                     absl::FormatDuration(deadline - p.arrival),
-                                                     " exceeded while an instance was serving "
-                                                     "the request")));
+    Finish(id, http::ErrorResponse(
+                   504, absl::StrCat("deadline of ", absl::FormatDuration(deadline - p.arrival),
+                                     " exceeded while an instance was serving "
+                                     "the request")));
   }
 }
 

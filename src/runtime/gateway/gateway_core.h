@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+
 #include "core/serving/function_queue.h"
 #include "core/serving/weighted_dispatcher.h"
 #include "runtime/gateway/gateway_daemon.h"
@@ -34,8 +35,8 @@ struct PendingRequest {
   http::Responder respond;
   absl::Time arrival;
   absl::Time deadline;
-  int attempts = 0;             // batches it was sent in
-  std::vector<int64_t> tried;   // instances that failed it
+  int attempts = 0;            // batches it was sent in
+  std::vector<int64_t> tried;  // instances that failed it
   bool in_flight = false;
 };
 
@@ -67,8 +68,8 @@ class GatewayCore {
   void HandleReady(http::Request& req, http::Responder respond);
 
   // Control plane (gateway_control.cc).
-  void StartControl();     // first poll now, then every routes_poll; load every load_report
-  void Shutdown();         // cancels every timer; nothing is scheduled afterwards
+  void StartControl();  // first poll now, then every routes_poll; load every load_report
+  void Shutdown();      // cancels every timer; nothing is scheduled afterwards
   void ApplyRoutes(RouteTable table);
   int64_t routes_version() const { return routes_version_; }
 

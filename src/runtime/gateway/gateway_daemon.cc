@@ -6,6 +6,7 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "runtime/gateway/gateway_core.h"
 
@@ -80,8 +81,8 @@ absl::StatusOr<std::unique_ptr<GatewayDaemon>> GatewayDaemon::Start(const Gatewa
   im.options = o;
   SLUICE_ASSIGN_OR_RETURN(im.loop, http::EventLoop::Create());
   im.client = std::make_unique<http::Client>(*im.loop);
-  im.core = std::make_unique<internal::GatewayCore>(o, *im.loop, *im.client, im.metrics,
-                                                    controller);
+  im.core =
+      std::make_unique<internal::GatewayCore>(o, *im.loop, *im.client, im.metrics, controller);
   http::ServerOptions so;
   so.host = o.host;
   so.port = o.port;
@@ -92,9 +93,13 @@ absl::StatusOr<std::unique_ptr<GatewayDaemon>> GatewayDaemon::Start(const Gatewa
   return d;
 }
 
-GatewayDaemon::~GatewayDaemon() { Stop(); }
+GatewayDaemon::~GatewayDaemon() {
+  Stop();
+}
 
-int GatewayDaemon::port() const { return impl_->server->port(); }
+int GatewayDaemon::port() const {
+  return impl_->server->port();
+}
 
 void GatewayDaemon::Stop() {
   Impl& im = *impl_;
@@ -119,6 +124,8 @@ int64_t GatewayDaemon::routes_version() const {
   return impl_->OnLoop([core] { return core->routes_version(); });
 }
 
-std::string GatewayDaemon::RenderMetrics() const { return impl_->metrics.Render(); }
+std::string GatewayDaemon::RenderMetrics() const {
+  return impl_->metrics.Render();
+}
 
 }  // namespace sluice::runtime

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "gtest/gtest.h"
+
 #include "runtime/gateway/testing/gateway_harness.h"
 
 namespace sluice::runtime::testing {
@@ -86,7 +87,8 @@ TEST(GatewayDaemonTest, HoldsDuringColdStartThenServesWhenAnInstanceIsReady) {
   h.SetRoutes(json::array({RouteJson("f", 4, 0, {RouteInstanceJson(a, 0, "starting")})}));
   EXPECT_EQ(h.Get("/v2/models/f/ready")->status, 503);
   auto call = h.InferAsync("f", InferBody("cold"));
-  ASSERT_TRUE(WaitFor([&] { return h.Metric("sluice_gateway_queue_length{function=\"f\"}") == 1; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return h.Metric("sluice_gateway_queue_length{function=\"f\"}") == 1; }));
   EXPECT_EQ(a.requests_received(), 0);
   EXPECT_TRUE(h.controller.wakes().empty()) << "an instance is starting: no wake needed";
   h.SetRoutes(json::array({RouteJson("f", 4, 0, {RouteInstanceJson(a, 0, "ready")})}));
@@ -135,8 +137,9 @@ TEST(GatewayDaemonTest, ReportsLoadAndExposesTheDocumentedMetricFamilies) {
         "sluice_gateway_request_duration_seconds_bucket", "sluice_gateway_queue_duration_seconds",
         "sluice_gateway_queue_length", "sluice_gateway_batch_size_bucket",
         "sluice_gateway_instances{function=\"f\",state=\"ready\"} 1",
-        "sluice_gateway_cold_starts_total", "sluice_instance_sm_share{function=\"f\",instance=\"1\"}",
-        "sluice_instance_sm_request", "sluice_instance_sm_limit"}) {
+        "sluice_gateway_cold_starts_total",
+        "sluice_instance_sm_share{function=\"f\",instance=\"1\"}", "sluice_instance_sm_request",
+        "sluice_instance_sm_limit"}) {
     EXPECT_NE(m->body.find(family), std::string::npos) << family << "\n" << m->body;
   }
 }

@@ -3,6 +3,7 @@
 // Retry-After, unservable functions 503, and instance failures: retried on the other instance
 // (none lost), or 502 naming the instance when no retry is possible.
 #include "gtest/gtest.h"
+
 #include "runtime/gateway/testing/gateway_harness.h"
 
 namespace sluice::runtime::testing {
@@ -77,14 +78,15 @@ TEST(GatewayFailureTest, FullQueueAnswers429WithRetryAfter) {
       {RouteJson("f", 1, 0, {RouteInstanceJson(a, 100, "starting")}, /*queue_max=*/2)}));
   auto first = h.InferAsync("f", InferBody("1"), 3000);
   auto second = h.InferAsync("f", InferBody("2"), 3000);
-  ASSERT_TRUE(WaitFor([&] { return h.Metric("sluice_gateway_queue_length{function=\"f\"}") == 2; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return h.Metric("sluice_gateway_queue_length{function=\"f\"}") == 2; }));
   absl::StatusOr<http::Response> r = h.Infer("f", InferBody("3"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 429) << r->body;
   EXPECT_EQ(Header(*r, "retry-after"), "1");
   // The held ones are served once the instance is ready: the rejection lost nothing queued.
-  h.SetRoutes(json::array(
-      {RouteJson("f", 1, 0, {RouteInstanceJson(a, 100, "ready")}, /*queue_max=*/2)}));
+  h.SetRoutes(
+      json::array({RouteJson("f", 1, 0, {RouteInstanceJson(a, 100, "ready")}, /*queue_max=*/2)}));
   EXPECT_EQ(first.get()->status, 200);
   EXPECT_EQ(second.get()->status, 200);
 }
@@ -104,9 +106,9 @@ TEST(GatewayFailureTest, InstanceCrashingMidRequestIsRetriedOnTheOtherNoneLost) 
   GatewayHarness h;
   FakeInstance doomed(1), healthy(2);
   doomed.set_mode(FakeInstance::Mode::kHold);
-  h.SetRoutes(json::array({RouteJson("f", 1, 0,
-                                     {RouteInstanceJson(doomed, 1000, "ready"),
-                                      RouteInstanceJson(healthy, 10, "ready")})}));
+  h.SetRoutes(json::array({RouteJson(
+      "f", 1, 0,
+      {RouteInstanceJson(doomed, 1000, "ready"), RouteInstanceJson(healthy, 10, "ready")})}));
   std::vector<std::future<absl::StatusOr<http::Response>>> calls;
   for (int i = 0; i < 2; ++i)
     calls.push_back(h.InferAsync("f", InferBody(absl::StrCat("r", i))));
@@ -137,10 +139,10 @@ TEST(GatewayFailureTest, RetriesStopAfterMaxRetries) {
   FakeInstance a(1), b(2), c(3);
   for (FakeInstance* i : {&a, &b, &c})
     i->set_mode(FakeInstance::Mode::kFail500);
-  h.SetRoutes(json::array({RouteJson("f", 1, 0,
-                                     {RouteInstanceJson(a, 100, "ready"),
-                                      RouteInstanceJson(b, 100, "ready"),
-                                      RouteInstanceJson(c, 100, "ready")})}));
+  h.SetRoutes(json::array(
+      {RouteJson("f", 1, 0,
+                 {RouteInstanceJson(a, 100, "ready"), RouteInstanceJson(b, 100, "ready"),
+                  RouteInstanceJson(c, 100, "ready")})}));
   absl::StatusOr<http::Response> r = h.Infer("f", InferBody("x"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 502) << r->body;

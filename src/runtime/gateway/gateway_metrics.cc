@@ -20,30 +20,30 @@ GatewayMetrics::GatewayMetrics() {
                                         "Inference requests answered, by HTTP status code",
                                         {"function", "code"}));
   duration_ = Must(registry_.AddHistogram("sluice_gateway_request_duration_seconds",
-                                          "End-to-end request latency at the gateway",
-                                          {"function"}, DefaultLatencyBucketsSeconds()));
-  queue_duration_ = Must(registry_.AddHistogram(
-      "sluice_gateway_queue_duration_seconds", "Time from arrival until the request's batch was sent",
-      {"function"}, DefaultLatencyBucketsSeconds()));
-  queue_length_ = Must(registry_.AddGauge("sluice_gateway_queue_length",
-                                          "Requests waiting in the function's queue", {"function"}));
+                                          "End-to-end request latency at the gateway", {"function"},
+                                          DefaultLatencyBucketsSeconds()));
+  queue_duration_ =
+      Must(registry_.AddHistogram("sluice_gateway_queue_duration_seconds",
+                                  "Time from arrival until the request's batch was sent",
+                                  {"function"}, DefaultLatencyBucketsSeconds()));
+  queue_length_ = Must(registry_.AddGauge(
+      "sluice_gateway_queue_length", "Requests waiting in the function's queue", {"function"}));
   batch_size_ = Must(registry_.AddHistogram("sluice_gateway_batch_size",
                                             "Requests per batch sent to an instance", {"function"},
                                             batch_bounds));
-  instances_ = Must(registry_.AddGauge("sluice_gateway_instances",
-                                       "Instances in the route table by state",
-                                       {"function", "state"}));
+  instances_ = Must(registry_.AddGauge(
+      "sluice_gateway_instances", "Instances in the route table by state", {"function", "state"}));
   cold_starts_ = Must(registry_.AddCounter("sluice_gateway_cold_starts_total",
                                            "Requests that found no ready instance", {"function"}));
   sm_share_ = Must(registry_.AddGauge("sluice_instance_sm_share",
                                       "SM share the instance received last period (0..1)",
                                       {"function", "instance"}));
-  sm_request_ = Must(registry_.AddGauge("sluice_instance_sm_request",
-                                        "SM request quota of the instance (0..1)",
-                                        {"function", "instance"}));
-  sm_limit_ = Must(registry_.AddGauge("sluice_instance_sm_limit",
-                                      "SM limit quota of the instance (0..1)",
-                                      {"function", "instance"}));
+  sm_request_ =
+      Must(registry_.AddGauge("sluice_instance_sm_request",
+                              "SM request quota of the instance (0..1)", {"function", "instance"}));
+  sm_limit_ =
+      Must(registry_.AddGauge("sluice_instance_sm_limit", "SM limit quota of the instance (0..1)",
+                              {"function", "instance"}));
 }
 
 FunctionMetrics& GatewayMetrics::ForFunction(const std::string& function) {

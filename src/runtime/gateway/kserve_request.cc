@@ -3,6 +3,7 @@
 #include "runtime/gateway/kserve_request.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::runtime {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "nlohmann/json.hpp"
 
 namespace sluice::runtime {

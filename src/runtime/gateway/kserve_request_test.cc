@@ -1,6 +1,8 @@
 // KServe v2 request validation (field-naming errors, id extraction) and the route table parser.
-#include "gtest/gtest.h"
 #include "runtime/gateway/kserve_request.h"
+
+#include "gtest/gtest.h"
+
 #include "runtime/gateway/route_table.h"
 
 namespace sluice::runtime {
@@ -71,13 +73,11 @@ TEST(RouteTableTest, RejectsMalformedTablesNamingTheField) {
   absl::StatusOr<RouteTable> t = ParseRouteTable(
       R"({"version": 1, "functions": [{"name": "f", "state": "ready", "max_batch": 0}]})");
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("functions[0].max_batch"), std::string::npos)
-      << t.status();
+  EXPECT_NE(t.status().message().find("functions[0].max_batch"), std::string::npos) << t.status();
   t = ParseRouteTable(R"({"functions": [{"name": "f", "state": "ready",
                                          "instances": [{"id": 1, "state": "ready"}]}]})");
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("functions[0].instances[0].url: missing"),
-            std::string::npos)
+  EXPECT_NE(t.status().message().find("functions[0].instances[0].url: missing"), std::string::npos)
       << t.status();
 }
 

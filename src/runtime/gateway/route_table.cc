@@ -3,6 +3,7 @@
 #include "runtime/gateway/route_table.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 

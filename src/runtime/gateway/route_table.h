@@ -1,6 +1,7 @@
-// The controller's route table as the gateway sees it (`GET /internal/v1/routes`, docs/platform.md):
-// per function its batching, queue and deadline settings and its instances. Parsed strictly so a
-// malformed answer is reported instead of half-applied. Used by GatewayDaemon. Thread-safe: values.
+// The controller's route table as the gateway sees it (`GET /internal/v1/routes`,
+// docs/platform.md): per function its batching, queue and deadline settings and its instances.
+// Parsed strictly so a malformed answer is reported instead of half-applied. Used by GatewayDaemon.
+// Thread-safe: values.
 #ifndef SLUICE_RUNTIME_GATEWAY_ROUTE_TABLE_H_
 #define SLUICE_RUNTIME_GATEWAY_ROUTE_TABLE_H_
 
@@ -15,9 +16,9 @@ namespace sluice::runtime {
 
 struct RouteInstance {
   int64_t id = 0;
-  std::string url;  // "host:port"
+  std::string url;          // "host:port"
   double capacity_rps = 0;  // 0: unknown
-  std::string state;  // "ready" receives requests; "starting" makes the gateway hold them
+  std::string state;        // "ready" receives requests; "starting" makes the gateway hold them
   double request = 0, limit = 0, sm_share = 0;
 };
 

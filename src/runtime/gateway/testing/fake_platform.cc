@@ -2,6 +2,7 @@
 #include "runtime/gateway/testing/fake_platform.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 
 namespace sluice::runtime::testing {
@@ -44,7 +45,9 @@ FakeController::~FakeController() {
   loop_->Stop();
 }
 
-std::string FakeController::url() const { return absl::StrCat("127.0.0.1:", server_->port()); }
+std::string FakeController::url() const {
+  return absl::StrCat("127.0.0.1:", server_->port());
+}
 
 void FakeController::SetFunctions(json functions) {
   absl::MutexLock lock(&mu_);
@@ -81,7 +84,9 @@ FakeInstance::~FakeInstance() {
   loop_->Stop();
 }
 
-std::string FakeInstance::url() const { return absl::StrCat("127.0.0.1:", port_); }
+std::string FakeInstance::url() const {
+  return absl::StrCat("127.0.0.1:", port_);
+}
 
 void FakeInstance::set_mode(Mode m) {
   absl::MutexLock lock(&mu_);
@@ -110,8 +115,8 @@ http::Response FakeInstance::Answer(const std::string& body, int64_t id) {
       continue;
     }
     json out = {{"model_name", "f"},
-                {"outputs", {{{"name", "instance"}, {"shape", {1}}, {"datatype", "INT64"},
-                              {"data", {id}}}}}};
+                {"outputs",
+                 {{{"name", "instance"}, {"shape", {1}}, {"datatype", "INT64"}, {"data", {id}}}}}};
     if (r.contains("id"))
       out["id"] = r["id"];
     responses.push_back(out);
@@ -148,21 +153,23 @@ int FakeInstance::requests_received() const {
 
 json RouteInstanceJson(const FakeInstance& inst, double capacity, const char* state) {
   return {{"id", inst.id()}, {"url", inst.url()}, {"capacity_rps", capacity}, {"state", state},
-          {"request", 0.3}, {"limit", 0.6}, {"sm_share", 0.25}};
+          {"request", 0.3},  {"limit", 0.6},      {"sm_share", 0.25}};
 }
 
 json RouteJson(const std::string& name, int max_batch, int delay_ms, json instances,
                int queue_max) {
-  return {{"name", name},           {"kind", "inference"},       {"state", "ready"},
-          {"slo_ms", 100},          {"max_batch", max_batch},    {"max_queue_delay_ms", delay_ms},
-          {"queue_max", queue_max}, {"timeout_ms", 30000},       {"desired", 1},
-          {"instances", std::move(instances)}};
+  return {{"name", name},           {"kind", "inference"},
+          {"state", "ready"},       {"slo_ms", 100},
+          {"max_batch", max_batch}, {"max_queue_delay_ms", delay_ms},
+          {"queue_max", queue_max}, {"timeout_ms", 30000},
+          {"desired", 1},           {"instances", std::move(instances)}};
 }
 
 std::string InferBody(const std::string& id, const std::string& input_name) {
-  json body = {{"id", id},
-               {"inputs", {{{"name", input_name}, {"shape", {1, 2}}, {"datatype", "FP32"},
-                            {"data", {1.0, 2.0}}}}}};
+  json body = {
+      {"id", id},
+      {"inputs",
+       {{{"name", input_name}, {"shape", {1, 2}}, {"datatype", "FP32"}, {"data", {1.0, 2.0}}}}}};
   return body.dump();
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
 

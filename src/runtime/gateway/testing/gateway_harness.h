@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+
 #include "runtime/gateway/gateway_daemon.h"
 #include "runtime/gateway/testing/fake_platform.h"
 #include "runtime/http/http.h"
@@ -67,8 +68,7 @@ class GatewayHarness {
   std::future<absl::StatusOr<http::Response>> InferAsync(const std::string& function,
                                                          const std::string& body,
                                                          int timeout_ms = 0) const {
-    return std::async(std::launch::async,
-                      [=, this] { return Infer(function, body, timeout_ms); });
+    return std::async(std::launch::async, [=, this] { return Infer(function, body, timeout_ms); });
   }
 
   absl::StatusOr<http::Response> Get(const std::string& path) const {
