@@ -78,6 +78,10 @@ TEST(UpDownTest, DetachStatusDown) {
   const RunResult up =
       RunSluice({"up", "--detach", "--home", home, "--gateway-port", "0", "--controller-port", "0",
                  "--agent-port", "0", "--device", "emulated", "--emulated-gpus", "1"});
+  if (up.rc != 0 && up.output.find("sluice agent: NOT_FOUND") != std::string::npos) {
+    // A build without the CUDA headers has no emulated driver or sluice-spin for the agent.
+    GTEST_SKIP() << "the agent's programs are not built here:\n" << up.output;
+  }
   ASSERT_EQ(up.rc, 0) << up.output;
 
   absl::StatusOr<std::optional<DaemonsFile>> file = ReadDaemonsFile(DaemonsFilePath(home));
