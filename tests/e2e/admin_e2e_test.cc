@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "platform_test_base.h"
 #if defined(SLUICE_E2E_HAVE_CLI)
 #include "runtime/cli/client_commands.h"
@@ -21,12 +22,12 @@ using ::testing::HasSubstr;
 
 // Lines 1-6 of a valid inference spec; each case appends or replaces the rest.
 constexpr char kHead[] =
-    "name: bad\n"                    // 1
-    "kind: inference\n"              // 2
-    "command: [\"/bin/true\"]\n"     // 3
-    "model: {path: m}\n"             // 4
-    "slo_ms: 50\n"                   // 5
-    "memory_gib: 1\n";               // 6
+    "name: bad\n"                 // 1
+    "kind: inference\n"           // 2
+    "command: [\"/bin/true\"]\n"  // 3
+    "model: {path: m}\n"          // 4
+    "slo_ms: 50\n"                // 5
+    "memory_gib: 1\n";            // 6
 
 struct BadSpec {
   std::string yaml;
@@ -35,8 +36,7 @@ struct BadSpec {
 
 std::vector<BadSpec> BadSpecs() {
   return {
-      {absl::StrCat(kHead, "batching: {max_batch: 0}\n"),
-       "request:7: field 'batching.max_batch'"},
+      {absl::StrCat(kHead, "batching: {max_batch: 0}\n"), "request:7: field 'batching.max_batch'"},
       {absl::StrCat(kHead, "replicas: 3\n"), "request:7: field 'replicas': unknown key"},
       {"name: bad\nkind: inference\ncommand: [\"/bin/true\"]\nmodel: {path: m}\nmemory_gib: 1\n",
        "field 'slo_ms'"},
@@ -51,7 +51,8 @@ std::vector<BadSpec> BadSpecs() {
 // The message of a {"error": {"code", "message"}} answer, after checking its code.
 std::string ErrorMessage(const http::Response& r) {
   const Json j = Json::parse(r.body, nullptr, false);
-  if (!j.is_object() || !j.contains("error")) return "<no error object: " + r.body + ">";
+  if (!j.is_object() || !j.contains("error"))
+    return "<no error object: " + r.body + ">";
   EXPECT_EQ(j["error"].value("code", 0), r.status) << r.body;
   return j["error"].value("message", "");
 }
@@ -75,13 +76,14 @@ TEST_F(PlatformTest, BadSpecsAreRejectedWithFileLineAndFieldByTheApiAndTheCli) {
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(code, 2) << err;
     std::string want = bad.want;
-    if (want.rfind("request:", 0) == 0) want.replace(0, 7, file);
+    if (want.rfind("request:", 0) == 0)
+      want.replace(0, 7, file);
     EXPECT_THAT(err, HasSubstr(want));
 #endif
   }
   // Nothing was registered.
-  absl::StatusOr<http::Response> list = Platform::Send(p_->controller(), "GET",
-                                                       "/admin/v1/functions");
+  absl::StatusOr<http::Response> list =
+      Platform::Send(p_->controller(), "GET", "/admin/v1/functions");
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(Json::parse(list->body)["functions"], Json::array()) << list->body;
 }
@@ -103,7 +105,8 @@ TEST_F(PlatformTest, BadRequestsAreRejectedNamingTheFieldAndUnknownFunctionsWith
   absl::Time until = absl::Now() + absl::Seconds(5);
   while (absl::Now() < until) {
     r = Platform::Send(p_->gateway(), "GET", "/v2/models/echo/ready");
-    if (r.ok() && r->status == 200) break;
+    if (r.ok() && r->status == 200)
+      break;
     absl::SleepFor(absl::Milliseconds(20));
   }
   ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
@@ -153,9 +156,10 @@ TEST_F(PlatformTest, BadRequestsAreRejectedNamingTheFieldAndUnknownFunctionsWith
     EXPECT_EQ(r->status, 404) << method;
     EXPECT_THAT(ErrorMessage(*r), HasSubstr("nope"));
   }
-  for (const auto& [body, field] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"min": -1})", "min"}, {R"({"max": "two"})", "max"}, {R"({"min": 2, "max": 1})",
-                                                                      "min"}}) {
+  for (const auto& [body, field] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"min": -1})", "min"},
+                                                        {R"({"max": "two"})", "max"},
+                                                        {R"({"min": 2, "max": 1})", "min"}}) {
     r = Platform::Send(p_->controller(), "PUT", "/admin/v1/functions/echo/scale", body);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->status, 400) << body << " " << r->body;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 
@@ -30,7 +31,8 @@ absl::StatusOr<std::unique_ptr<LoadDriver>> LoadDriver::Create(const std::string
 
 LoadDriver::~LoadDriver() {
   // The loop first: no SendNext timer may run once the client is gone.
-  if (loop_ != nullptr) loop_->Stop();
+  if (loop_ != nullptr)
+    loop_->Stop();
   client_.reset();
 }
 
@@ -42,7 +44,8 @@ void LoadDriver::Start(double rps, absl::Duration duration) {
     phase = phases_++;
     scheduled_ += n;
   }
-  if (n == 0) return;
+  if (n == 0)
+    return;
   const absl::Time t0 = loop_->Now();
   const absl::Duration gap = absl::Seconds(1) / rps;
   loop_->Post([this, phase, n, t0, gap] { SendNext(phase, 0, n, t0, gap); });
@@ -80,9 +83,8 @@ void LoadDriver::SendNext(int phase, int64_t k, int64_t n, absl::Time t0, absl::
                   ++finished_;
                 });
   if (k + 1 < n) {
-    loop_->RunAt(t0 + gap * (k + 1), [this, phase, k, n, t0, gap] {
-      SendNext(phase, k + 1, n, t0, gap);
-    });
+    loop_->RunAt(t0 + gap * (k + 1),
+                 [this, phase, k, n, t0, gap] { SendNext(phase, k + 1, n, t0, gap); });
   }
 }
 
@@ -105,9 +107,11 @@ int64_t LoadDriver::sent() const {
 namespace {
 
 bool ClearError(const Outcome& o) {
-  if (o.status < 400) return false;
+  if (o.status < 400)
+    return false;
   const nlohmann::json j = nlohmann::json::parse(o.body, nullptr, false);
-  if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) return false;
+  if (!j.is_object() || !j.contains("error") || !j["error"].is_object())
+    return false;
   const nlohmann::json& e = j["error"];
   return e.value("code", 0) == o.status && !e.value("message", std::string()).empty();
 }
@@ -117,7 +121,8 @@ bool ClearError(const Outcome& o) {
 Tally Count(const std::vector<Outcome>& outcomes, int phase) {
   Tally t;
   for (const Outcome& o : outcomes) {
-    if (phase >= 0 && o.phase != phase) continue;
+    if (phase >= 0 && o.phase != phase)
+      continue;
     ++t.total;
     if (o.answered && o.status >= 200 && o.status < 300) {
       ++t.ok;
@@ -126,7 +131,7 @@ Tally Count(const std::vector<Outcome>& outcomes, int phase) {
     } else {
       ++t.vanished;
       if (t.first_unclear.empty()) {
-        t.first_unclear = !o.answered   ? "never answered"
+        t.first_unclear = !o.answered     ? "never answered"
                           : o.status == 0 ? "transport: " + o.error.ToString()
                                           : absl::StrCat(o.status, " ", o.body);
       }

@@ -16,18 +16,19 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "runtime/http/http.h"
 
 namespace sluice::runtime::e2e {
 
 struct Outcome {
-  int phase = 0;            // the Start call that sent it (0, 1, ...)
-  absl::Time sent;          // wall clock when it went out
-  absl::Duration latency;   // until its answer or failure
-  bool answered = false;    // false until the callback ran
-  int status = 0;           // HTTP status; 0 when no answer came (see `error`)
+  int phase = 0;           // the Start call that sent it (0, 1, ...)
+  absl::Time sent;         // wall clock when it went out
+  absl::Duration latency;  // until its answer or failure
+  bool answered = false;   // false until the callback ran
+  int status = 0;          // HTTP status; 0 when no answer came (see `error`)
   std::string body;
-  absl::Status error;       // transport error or client timeout (status == 0)
+  absl::Status error;  // transport error or client timeout (status == 0)
 };
 
 class LoadDriver {

@@ -1,7 +1,6 @@
 // Platform: starting and stopping the three daemons in-process, and the tests' HTTP helpers.
 #include "platform.h"
 
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +13,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include <netinet/in.h>
+
 #include "common/status.h"
 
 namespace sluice::runtime::e2e {
@@ -33,7 +34,9 @@ int EphemeralPort() {
   return ok ? std::min<int>(ntohs(a.sin_port), 65400) : 40000;
 }
 
-std::string HostPort(int port) { return absl::StrCat("127.0.0.1:", port); }
+std::string HostPort(int port) {
+  return absl::StrCat("127.0.0.1:", port);
+}
 
 }  // namespace
 
@@ -52,7 +55,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const PlatformConfig& 
   std::unique_ptr<Platform> p(new Platform());
   p->config_ = config;
   char tmpl[] = "/tmp/sluice-e2e-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
+  if (mkdtemp(tmpl) == nullptr)
+    return absl::InternalError("mkdtemp failed");
   p->dir_ = tmpl;
 
   AgentOptions a;
@@ -66,7 +70,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const PlatformConfig& 
   a.health_interval = absl::Milliseconds(50);
   a.start_timeout = absl::Seconds(30);
   absl::StatusOr<std::unique_ptr<AgentDaemon>> agent = AgentDaemon::Start(a);
-  if (!agent.ok()) return absl::Status(agent.status().code(), absl::StrCat("agent: ", agent.status().message()));
+  if (!agent.ok())
+    return absl::Status(agent.status().code(), absl::StrCat("agent: ", agent.status().message()));
   p->agent_ = *std::move(agent);
   SLUICE_RETURN_IF_ERROR(p->StartController(0));
   SLUICE_RETURN_IF_ERROR(p->StartGateway());
@@ -89,7 +94,8 @@ absl::Status Platform::StartController(int port) {
   c.drain_grace = absl::Milliseconds(200);  // > 3 routes polls: the gateway stops sending first
   c.drain_timeout = absl::Seconds(10);
   absl::StatusOr<std::unique_ptr<ControllerDaemon>> d = ControllerDaemon::Start(c);
-  if (!d.ok()) return absl::Status(d.status().code(), absl::StrCat("controller: ", d.status().message()));
+  if (!d.ok())
+    return absl::Status(d.status().code(), absl::StrCat("controller: ", d.status().message()));
   controller_ = *std::move(d);
   return absl::OkStatus();
 }
@@ -101,7 +107,8 @@ absl::Status Platform::StartGateway() {
   g.routes_poll = config_.routes_poll;
   g.load_report = config_.load_report;
   absl::StatusOr<std::unique_ptr<GatewayDaemon>> d = GatewayDaemon::Start(g);
-  if (!d.ok()) return absl::Status(d.status().code(), absl::StrCat("gateway: ", d.status().message()));
+  if (!d.ok())
+    return absl::Status(d.status().code(), absl::StrCat("gateway: ", d.status().message()));
   gateway_ = *std::move(d);
   return absl::OkStatus();
 }
@@ -118,16 +125,23 @@ absl::Status Platform::RestartController() {
   const int old_port = controller_->port();
   controller_->Stop();
   controller_.reset();
-  if (StartController(old_port).ok()) return absl::OkStatus();
+  if (StartController(old_port).ok())
+    return absl::OkStatus();
   // The old port was taken in between: a fresh one, and a gateway that knows it.
   SLUICE_RETURN_IF_ERROR(StartController(0));
   gateway_.reset();
   return StartGateway();
 }
 
-std::string Platform::gateway() const { return HostPort(gateway_->port()); }
-std::string Platform::controller() const { return HostPort(controller_->port()); }
-std::string Platform::agent() const { return HostPort(agent_->port()); }
+std::string Platform::gateway() const {
+  return HostPort(gateway_->port());
+}
+std::string Platform::controller() const {
+  return HostPort(controller_->port());
+}
+std::string Platform::agent() const {
+  return HostPort(agent_->port());
+}
 
 std::string Platform::WriteFile(const std::string& name, const std::string& text) const {
   const std::string path = dir_ + "/" + name;
@@ -136,9 +150,8 @@ std::string Platform::WriteFile(const std::string& name, const std::string& text
 }
 
 absl::StatusOr<http::Response> Platform::Send(const std::string& host_port,
-                                              const std::string& method,
-                                              const std::string& target, std::string body,
-                                              const std::string& content_type,
+                                              const std::string& method, const std::string& target,
+                                              std::string body, const std::string& content_type,
                                               http::Headers headers) {
   SLUICE_ASSIGN_OR_RETURN(http::Endpoint to, http::Endpoint::Parse(host_port));
   http::Request r;
@@ -146,7 +159,8 @@ absl::StatusOr<http::Response> Platform::Send(const std::string& host_port,
   r.target = target;
   r.body = std::move(body);
   r.headers = std::move(headers);
-  if (!r.body.empty()) r.headers.emplace_back("content-type", content_type);
+  if (!r.body.empty())
+    r.headers.emplace_back("content-type", content_type);
   return http::Fetch(to, std::move(r), absl::Seconds(10));
 }
 
@@ -156,20 +170,23 @@ absl::StatusOr<http::Response> Platform::Deploy(const std::string& yaml) const {
 
 Json Platform::Describe(const std::string& name) const {
   absl::StatusOr<http::Response> r = Send(controller(), "GET", "/admin/v1/functions/" + name);
-  if (!r.ok() || r->status != 200) return Json();
+  if (!r.ok() || r->status != 200)
+    return Json();
   return Json::parse(r->body, nullptr, false);
 }
 
 Json Platform::Node() const {
   absl::StatusOr<http::Response> r = Send(agent(), "GET", "/agent/v1/node");
-  if (!r.ok() || r->status != 200) return Json();
+  if (!r.ok() || r->status != 200)
+    return Json();
   return Json::parse(r->body, nullptr, false);
 }
 
 Json Platform::AgentInstances(const std::string& function) const {
   Json out = Json::array();
   Json node = Node();
-  if (!node.is_object()) return out;
+  if (!node.is_object())
+    return out;
   for (const Json& i : node["instances"]) {
     const std::string state = i.value("state", "");
     if (i.value("function", "") == function && state != "draining" && state != "stopped" &&
@@ -182,7 +199,8 @@ Json Platform::AgentInstances(const std::string& function) const {
 
 double Platform::MetricValue(const std::string& host_port, const std::string& series) {
   absl::StatusOr<http::Response> r = Send(host_port, "GET", "/metrics");
-  if (!r.ok() || r->status != 200) return -1;
+  if (!r.ok() || r->status != 200)
+    return -1;
   const std::string key = "\n" + series + " ";
   const size_t at = r->body.find(key);
   return at == std::string::npos ? -1 : std::atof(r->body.c_str() + at + key.size());
@@ -190,17 +208,19 @@ double Platform::MetricValue(const std::string& host_port, const std::string& se
 
 Json Platform::AgentInstance(int64_t id) const {
   Json node = Node();
-  if (!node.is_object()) return Json();
+  if (!node.is_object())
+    return Json();
   for (const Json& i : node["instances"]) {
-    if (i.value("id", int64_t{-1}) == id) return i;
+    if (i.value("id", int64_t{-1}) == id)
+      return i;
   }
   return Json();
 }
 
 absl::StatusOr<http::Response> Platform::Infer(const std::string& name, const Json& body,
                                                http::Headers headers) const {
-  return Send(gateway(), "POST", "/v2/models/" + name + "/infer", body.dump(),
-              "application/json", std::move(headers));
+  return Send(gateway(), "POST", "/v2/models/" + name + "/infer", body.dump(), "application/json",
+              std::move(headers));
 }
 
 absl::StatusOr<Json> Platform::WaitFunction(const std::string& name,
@@ -210,7 +230,8 @@ absl::StatusOr<Json> Platform::WaitFunction(const std::string& name,
   Json last;
   while (absl::Now() < deadline) {
     last = Describe(name);
-    if (last.is_object() && pred(last)) return last;
+    if (last.is_object() && pred(last))
+      return last;
     absl::SleepFor(absl::Milliseconds(50));
   }
   return absl::DeadlineExceededError(
@@ -223,9 +244,11 @@ absl::StatusOr<Json> Platform::WaitReadyInstances(const std::string& name, int n
       name,
       [n](const Json& f) {
         const Json instances = f.value("instances", Json::array());
-        if (f.value("state", "") != "ready" || !instances.is_array()) return false;
+        if (f.value("state", "") != "ready" || !instances.is_array())
+          return false;
         int ready = 0;
-        for (const Json& i : instances) ready += i.value("state", "") == "ready" ? 1 : 0;
+        for (const Json& i : instances)
+          ready += i.value("state", "") == "ready" ? 1 : 0;
         return ready == n && static_cast<int>(instances.size()) == n;
       },
       timeout);

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+
 #include "nlohmann/json.hpp"
 #include "runtime/agent/agent_daemon.h"
 #include "runtime/controller/controller_daemon.h"
@@ -47,7 +48,7 @@ class Platform {
   [[nodiscard]] absl::Status RestartController();
 
   const std::string& dir() const { return dir_; }
-  static std::string BinDir();  // <build>/bin: the example programs
+  static std::string BinDir();     // <build>/bin: the example programs
   std::string gateway() const;     // "127.0.0.1:port"
   std::string controller() const;  // "127.0.0.1:port"
   std::string agent() const;       // "127.0.0.1:port"
@@ -59,8 +60,8 @@ class Platform {
 
   // Blocking requests (http::Fetch, 10 s); a transport error is returned as the status.
   static absl::StatusOr<http::Response> Send(const std::string& host_port,
-                                             const std::string& method,
-                                             const std::string& target, std::string body = "",
+                                             const std::string& method, const std::string& target,
+                                             std::string body = "",
                                              const std::string& content_type = "application/json",
                                              http::Headers headers = {});
   // POST /admin/v1/functions with a spec YAML.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+
 #include "platform.h"
 
 namespace sluice::runtime::e2e {
@@ -37,7 +38,8 @@ class PlatformTest : public ::testing::Test {
   Json DeployAndWait(const std::string& yaml, const std::string& name, int n) {
     absl::StatusOr<http::Response> r = p_->Deploy(yaml);
     EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return Json();
+    if (!r.ok())
+      return Json();
     EXPECT_EQ(r->status, 201) << r->body;
     absl::StatusOr<Json> f = p_->WaitReadyInstances(name, n);
     EXPECT_TRUE(f.ok()) << f.status();

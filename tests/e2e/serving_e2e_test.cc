@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "load_driver.h"
 #include "platform_test_base.h"
 
@@ -41,11 +42,14 @@ void ExpectKnownAnswer(const http::Response& r, const std::string& id) {
   want.insert(want.end(), second.begin(), second.end());
   const std::vector<float> got = j["outputs"][0]["data"].get<std::vector<float>>();
   ASSERT_EQ(got.size(), want.size()) << r.body;
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5) << i;
   EXPECT_EQ(j["outputs"][1]["data"].get<std::vector<int64_t>>(), std::vector<int64_t>({c0, c1}));
 }
 
-Json KnownRequest(const std::string& id) { return Row(id, {2, 2}, {3, 4, -1, 2}); }
+Json KnownRequest(const std::string& id) {
+  return Row(id, {2, 2}, {3, 4, -1, 2});
+}
 
 TEST_F(PlatformTest, DeployProfilesByRealTrialsThenInvokeThroughTheGatewayAnswersKserveV2) {
   ClassifierSpec spec;
@@ -55,8 +59,8 @@ TEST_F(PlatformTest, DeployProfilesByRealTrialsThenInvokeThroughTheGatewayAnswer
   ASSERT_EQ(deployed->status, 201) << deployed->body;
   EXPECT_EQ(Json::parse(deployed->body)["state"], "profiling");
 
-  absl::StatusOr<Json> f = p_->WaitFunction(
-      "classifier", [](const Json& j) { return j["state"] != "profiling"; });
+  absl::StatusOr<Json> f =
+      p_->WaitFunction("classifier", [](const Json& j) { return j["state"] != "profiling"; });
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ((*f)["state"], "ready") << f->dump();
   const Json& profile = (*f)["profile"];
@@ -72,9 +76,10 @@ TEST_F(PlatformTest, DeployProfilesByRealTrialsThenInvokeThroughTheGatewayAnswer
   EXPECT_GT(profile["latency_ms"].get<double>(), 0);
   EXPECT_LE(profile["latency_ms"].get<double>(), spec.slo_ms);
   // The trials ran for real: the controller counted them.
-  EXPECT_GE(Platform::MetricValue(
-                p_->controller(), "sluice_controller_profiling_trials_total{function=\"classifier\"}"),
-            profile["trials"].get<double>());
+  EXPECT_GE(
+      Platform::MetricValue(p_->controller(),
+                            "sluice_controller_profiling_trials_total{function=\"classifier\"}"),
+      profile["trials"].get<double>());
 
   // min 0: no instance yet; the gateway holds the request while one cold-starts.
   absl::StatusOr<http::Response> r =
@@ -91,11 +96,11 @@ TEST_F(PlatformTest, DeployProfilesByRealTrialsThenInvokeThroughTheGatewayAnswer
   EXPECT_GE(p_->Describe("classifier").value("cold_starts", 0), 1);
 }
 
-
 // The SM share the agent reports for instance `id` of `function`, or -1 when it is not listed.
 double AgentShare(const Platform& p, const std::string& function, int64_t id) {
   for (const Json& i : p.AgentInstances(function)) {
-    if (i.value("id", int64_t{-1}) == id) return i.value("sm_share", -1.0);
+    if (i.value("id", int64_t{-1}) == id)
+      return i.value("sm_share", -1.0);
   }
   return -1;
 }
@@ -103,7 +108,8 @@ double AgentShare(const Platform& p, const std::string& function, int64_t id) {
 // Instances the controller lists for `function` (any state) and its desired count.
 std::pair<int, int> ControllerCounts(const Platform& p, const std::string& function) {
   const Json f = p.Describe(function);
-  if (!f.is_object()) return {-1, -1};
+  if (!f.is_object())
+    return {-1, -1};
   return {static_cast<int>(f.value("instances", Json::array()).size()), f.value("desired", -1)};
 }
 
@@ -154,11 +160,14 @@ TEST_F(PlatformTest, BurstRaisesShareAtOnceScalesOutOnlyAfterTheWindowAndInWitho
   std::optional<absl::Duration> share_rose, second_seen;
   int most_before_quiet = 0;
   while (absl::Now() - t0 < burst) {
-    if (!share_rose && AgentShare(*p_, "bursty", first) > 0.5) share_rose = absl::Now() - t0;
+    if (!share_rose && AgentShare(*p_, "bursty", first) > 0.5)
+      share_rose = absl::Now() - t0;
     const auto [instances, desired] = ControllerCounts(*p_, "bursty");
     const absl::Duration after = absl::Now() - t0;  // the state was read before this
-    if (after < quiet) most_before_quiet = std::max({most_before_quiet, instances, desired});
-    if (!second_seen && instances >= 2) second_seen = after;
+    if (after < quiet)
+      most_before_quiet = std::max({most_before_quiet, instances, desired});
+    if (!second_seen && instances >= 2)
+      second_seen = after;
     absl::SleepFor(absl::Milliseconds(20));
   }
   // "Within milliseconds": the token server moves the share in one 5 ms period; 500 ms is slack
@@ -192,11 +201,12 @@ TEST_F(PlatformTest, BurstRaisesShareAtOnceScalesOutOnlyAfterTheWindowAndInWitho
   EXPECT_GT(burst_tally.ok, 0);
   EXPECT_EQ(low_tally.ok, low_tally.total) << "failed during scale-in: " << low_tally.first_unclear
                                            << " (" << low_tally.clear_errors << " clear errors)";
-  std::printf("burst %.1f rps: ok %lld/%lld, share rose at %s, second instance at %s; "
-              "scale-in at %s into the low phase\n",
-              burst_rps, static_cast<long long>(burst_tally.ok),
-              static_cast<long long>(burst_tally.total), absl::FormatDuration(*share_rose).c_str(),
-              absl::FormatDuration(*second_seen).c_str(), absl::FormatDuration(*scaled_in).c_str());
+  std::printf(
+      "burst %.1f rps: ok %lld/%lld, share rose at %s, second instance at %s; "
+      "scale-in at %s into the low phase\n",
+      burst_rps, static_cast<long long>(burst_tally.ok), static_cast<long long>(burst_tally.total),
+      absl::FormatDuration(*share_rose).c_str(), absl::FormatDuration(*second_seen).c_str(),
+      absl::FormatDuration(*scaled_in).c_str());
 }
 
 TEST_F(PlatformTest, SigkilledInstanceIsRestartedAndNoAcceptedRequestVanishes) {
@@ -231,9 +241,11 @@ TEST_F(PlatformTest, SigkilledInstanceIsRestartedAndNoAcceptedRequestVanishes) {
   const absl::Time until = absl::Now() + absl::Seconds(15);
   while (absl::Now() < until) {
     for (const Json& i : p_->AgentInstances("victim")) {
-      if (i["id"] == id && i["state"] == "ready" && i.value("restarts", 0) >= 1) again = i;
+      if (i["id"] == id && i["state"] == "ready" && i.value("restarts", 0) >= 1)
+        again = i;
     }
-    if (!again.is_null()) break;
+    if (!again.is_null())
+      break;
     absl::SleepFor(absl::Milliseconds(20));
   }
   ASSERT_FALSE(again.is_null()) << "not restarted: " << p_->AgentInstances("victim").dump();
@@ -244,18 +256,20 @@ TEST_F(PlatformTest, SigkilledInstanceIsRestartedAndNoAcceptedRequestVanishes) {
   const std::vector<Outcome> outcomes = (*driver)->outcomes();
   const Tally t = Count(outcomes);
   EXPECT_EQ(t.total, 120);
-  EXPECT_EQ(t.ok + t.clear_errors, t.total) << "vanished: " << t.vanished << ", first "
-                                            << t.first_unclear;
+  EXPECT_EQ(t.ok + t.clear_errors, t.total)
+      << "vanished: " << t.vanished << ", first " << t.first_unclear;
   EXPECT_GT(t.ok, 0);
   for (const Outcome& o : outcomes) {
     EXPECT_LE(o.latency, deadline + absl::Seconds(1)) << o.status << " " << o.body;
   }
   std::map<int, int> by_status;
-  for (const Outcome& o : outcomes) ++by_status[o.status];
+  for (const Outcome& o : outcomes)
+    ++by_status[o.status];
   std::printf("kill: %lld requests, %lld ok, %lld clear errors; by status:",
               static_cast<long long>(t.total), static_cast<long long>(t.ok),
               static_cast<long long>(t.clear_errors));
-  for (const auto& [status, n] : by_status) std::printf(" %d x%d", status, n);
+  for (const auto& [status, n] : by_status)
+    std::printf(" %d x%d", status, n);
   std::printf("\n");
   // Served again after the restart.
   absl::StatusOr<http::Response> r = p_->Infer("victim", KnownRequest("after"));
