@@ -356,3 +356,37 @@ training: {workers: 2, iterations: 100}
 
 }  // namespace
 }  // namespace sluice::runtime
+
+namespace sluice::runtime {
+namespace {
+
+TEST_F(ControllerTest, UnreachableSloFailsWithTheReasonAndRoutesNothing) {
+  StartDaemon();
+  // t_exec at batch 1 and 100 % SM is 3.5 ms in the fake model; SLO 2 ms allows only 1 ms.
+  std::string spec = InferenceSpec("slow", 1, 2);
+  spec.replace(spec.find("slo_ms: 40"), 10, "slo_ms: 2");
+  ASSERT_EQ(Deploy(spec).status, 201);
+  ASSERT_TRUE(WaitState("slow", "failed"));
+  const json f = Describe("slow");
+  EXPECT_THAT(f["message"].get<std::string>(), HasSubstr("profiling: "));
+  EXPECT_THAT(f["message"].get<std::string>(), HasSubstr("100 % SM"));
+  EXPECT_TRUE(f["profile"].is_null());
+  EXPECT_EQ(Route("slow")["state"], "failed");
+  EXPECT_EQ(RoutedInstances("slow"), 0);
+  // The profiling instance was deleted; nothing serves.
+  ASSERT_TRUE(WaitFor([&] { return agent_->Live("slow") == 0; }));
+  EXPECT_EQ(Call("DELETE", "/admin/v1/functions/slow").status, 200);
+}
+
+TEST_F(ControllerTest, ClusterListsTheAgentsGpus) {
+  StartDaemon();
+  const json c = Get("/admin/v1/cluster");
+  ASSERT_EQ(c["nodes"].size(), 1u);
+  EXPECT_EQ(c["nodes"][0]["agent"], agent_->url());
+  ASSERT_EQ(c["nodes"][0]["gpus"].size(), 2u);
+  EXPECT_EQ(c["nodes"][0]["gpus"][1]["uuid"], "EMU-FAKE-1");
+  EXPECT_EQ(Call("GET", "/metrics").status, 200);
+}
+
+}  // namespace
+}  // namespace sluice::runtime
