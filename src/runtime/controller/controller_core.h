@@ -110,6 +110,8 @@ class ControllerCore {
   // controller_instances.cc: placement, scaling, node status.
   absl::StatusOr<std::vector<NodeReport>> FetchAgentsBlocking();
   void AdoptInstances(const std::vector<NodeReport>& nodes);
+  void AdoptOne(int agent, const ReportedInstance& ai, ControllerFunction& f);
+  void ResumeFunctions();  // after adoption: finish deletes, re-profile, scalers, reconcile
   std::vector<const ControllerInstance*> Active(const std::string& function) const;
   void Reconcile(ControllerFunction& f, bool cold_start);
   bool StartServing(ControllerFunction& f, bool restart);

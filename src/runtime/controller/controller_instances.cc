@@ -93,38 +93,13 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
             AgentRequest("DELETE", absl::StrCat("/agent/v1/instances/", ai.id, "?drain_ms=0")));
         continue;
       }
-      ControllerInstance i;
-      i.id = ai.id;
-      i.function = ai.function;
-      i.agent = static_cast<int>(a);
-      i.gpu_uuid = ai.gpu;
-      i.confirmed = true;
-      i.state = ai.state;
-      i.restarts = ai.restarts;
-      i.request = ai.request > 0 ? ai.request : f->second.record.profile->request;
-      i.limit = ai.limit > 0 ? ai.limit : f->second.record.profile->limit;
-      i.sm_share = ai.sm_share;
-      if (ai.port > 0)
-        i.url = absl::StrCat(agents_[a].endpoint.host, ":", ai.port);
-      for (size_t g = 0; g < agents_[a].gpus.size(); ++g) {
-        if (agents_[a].gpus[g].uuid != ai.gpu)
-          continue;
-        const common::GpuId gid = agents_[a].gpu_ids[g];
-        const ProfileInfo& p = *f->second.record.profile;
-        core::Allocation alloc{common::InstanceId(ai.id),
-                               f->second.id,
-                               gid,
-                               common::Bytes(MemoryLimitBytes(f->second.record.spec)),
-                               {p.request, p.limit}};
-        if (cluster_->Add(alloc).ok()) {
-          scheduler_->OnAdded(alloc, *cluster_);
-          i.gpus = {gid};
-          i.allocated = true;
-        }
-      }
-      instances_.emplace(i.id, std::move(i));
+      AdoptOne(static_cast<int>(a), ai, f->second);
     }
   }
+  ResumeFunctions();
+}
+
+void ControllerCore::ResumeFunctions() {
   for (auto it = functions_.begin(); it != functions_.end();) {
     if (it->second.record.state == FunctionState::kDeleting) {  // interrupted delete
       (void)store_.Delete(FunctionKey(it->first));
@@ -147,6 +122,39 @@ void ControllerCore::AdoptInstances(const std::vector<NodeReport>& nodes) {
       Reconcile(f, false);
   }
   Touch();
+}
+
+void ControllerCore::AdoptOne(int agent, const ReportedInstance& ai, ControllerFunction& f) {
+  ControllerInstance i;
+  i.id = ai.id;
+  i.function = ai.function;
+  i.agent = agent;
+  i.gpu_uuid = ai.gpu;
+  i.confirmed = true;
+  i.state = ai.state;
+  i.restarts = ai.restarts;
+  i.request = ai.request > 0 ? ai.request : f.record.profile->request;
+  i.limit = ai.limit > 0 ? ai.limit : f.record.profile->limit;
+  i.sm_share = ai.sm_share;
+  if (ai.port > 0)
+    i.url = absl::StrCat(agents_[agent].endpoint.host, ":", ai.port);
+  for (size_t g = 0; g < agents_[agent].gpus.size(); ++g) {
+    if (agents_[agent].gpus[g].uuid != ai.gpu)
+      continue;
+    const common::GpuId gid = agents_[agent].gpu_ids[g];
+    const ProfileInfo& p = *f.record.profile;
+    core::Allocation alloc{common::InstanceId(ai.id),
+                           f.id,
+                           gid,
+                           common::Bytes(MemoryLimitBytes(f.record.spec)),
+                           {p.request, p.limit}};
+    if (cluster_->Add(alloc).ok()) {
+      scheduler_->OnAdded(alloc, *cluster_);
+      i.gpus = {gid};
+      i.allocated = true;
+    }
+  }
+  instances_.emplace(i.id, std::move(i));
 }
 
 std::vector<const ControllerInstance*> ControllerCore::Active(const std::string& function) const {
