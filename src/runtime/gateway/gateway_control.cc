@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "nlohmann/json.hpp"
+#include "runtime/common/log.h"
 #include "runtime/gateway/gateway_core.h"
 
 namespace sluice::runtime::internal {
@@ -65,8 +66,15 @@ void GatewayCore::OnRoutes(absl::StatusOr<http::Response> result) {
   // A failed poll keeps the last table: instances keep serving while the controller restarts.
   if (result.ok() && result->status == 200) {
     absl::StatusOr<RouteTable> table = ParseRouteTable(result->body);
-    if (table.ok())
+    if (table.ok()) {
       ApplyRoutes(*std::move(table));
+    } else {
+      // Keeping the last table is right; doing so silently is not: say why, once per change.
+      const std::string why(table.status().message());
+      if (why != last_route_error_)
+        LogWarning("gateway", "route table from the controller rejected (keeping the last): ", why);
+      last_route_error_ = why;
+    }
   }
   if (poll_again_) {
     poll_again_ = false;

@@ -231,9 +231,14 @@ void GatewayCore::AnswerBatch(const std::string& function, int64_t instance,
       // Rare path: only an error response is parsed, to quote its message.
       const nlohmann::json r = nlohmann::json::parse(item.text, nullptr, false);
       const nlohmann::json e = r.is_object() ? r.value("error", nlohmann::json()) : r;
+      // The SDK's "code" says whose fault it was: 400 the request's, else the function's.
+      const bool bad_request = r.is_object() && r.contains("code") &&
+                               r["code"].is_number_integer() && r["code"].get<int>() == 400;
+      const int code = bad_request ? 400 : 500;
       Finish(ids[i], http::ErrorResponse(
-                         500, absl::StrCat(who, " failed the request: ",
-                                           e.is_string() ? e.get<std::string>() : e.dump())));
+                         code, absl::StrCat(who, code == 400 ? " rejected the request: "
+                                                             : " failed the request: ",
+                                            e.is_string() ? e.get<std::string>() : e.dump())));
       continue;
     }
     Finish(ids[i], http::JsonResponse(200, WithRequestId(item, p->second.kserve_id)));

@@ -109,6 +109,7 @@ class GatewayCore {
   int64_t routes_version_ = -1;
   bool poll_in_flight_ = false;
   bool poll_again_ = false;
+  std::string last_route_error_;  // last rejected route table's reason (logged once)
   bool shut_down_ = false;
   common::Env::TimerId poll_timer_ = 0;
   common::Env::TimerId load_timer_ = 0;

@@ -121,6 +121,16 @@ TEST(GatewayDaemonTest, AFunctionErrorFailsOnlyThatRequest) {
   EXPECT_NE(r->body.find("bad input"), std::string::npos) << r->body;
 }
 
+TEST(GatewayDaemonTest, AnErrorTheFunctionBlamesOnTheRequestIsA400) {
+  GatewayHarness h;
+  FakeInstance a(1);
+  h.SetRoutes(json::array({RouteJson("f", 2, 0, {RouteInstanceJson(a, 100, "ready")})}));
+  absl::StatusOr<http::Response> r = h.Infer("f", InferBody("blamed", "shape"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("rejected the request: wrong shape"), std::string::npos) << r->body;
+}
+
 TEST(GatewayDaemonTest, ReportsLoadAndExposesTheDocumentedMetricFamilies) {
   GatewayHarness h;
   FakeInstance a(1);

@@ -114,6 +114,10 @@ http::Response FakeInstance::Answer(const std::string& body, int64_t id) {
       responses.push_back({{"error", "bad input"}});
       continue;
     }
+    if (r["inputs"][0]["name"] == "shape") {  // the function blames the request (SDK's code 400)
+      responses.push_back({{"error", "wrong shape"}, {"code", 400}});
+      continue;
+    }
     json out = {{"model_name", "f"},
                 {"outputs",
                  {{{"name", "instance"}, {"shape", {1}}, {"datatype", "INT64"}, {"data", {id}}}}}};
