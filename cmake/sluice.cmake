@@ -36,15 +36,21 @@ function(sluice_cc_test)
   add_executable(${A_NAME} ${A_SRCS})
   _sluice_common(${A_NAME})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
-  # gtest_discover_tests cannot carry a list-valued property (its argument parsing drops escaped
-  # separators), so extra labels go on the directory, which labels every test defined in it.
-  if(A_LABELS)
-    set_property(DIRECTORY APPEND PROPERTY LABELS ${A_LABELS})
-  endif()
   gtest_discover_tests(${A_NAME}
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     PROPERTIES LABELS unit ENVIRONMENT "SLUICE_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)
+  # gtest_discover_tests drops list-valued properties, and a directory's LABELS never reach the
+  # tests it discovers, so extra labels are set by a script ctest runs after the discovery
+  # script (same scope: <target>_TESTS holds the discovered names).
+  if(A_LABELS)
+    set(_labels_file ${CMAKE_CURRENT_BINARY_DIR}/${A_NAME}_labels.cmake)
+    file(WRITE ${_labels_file}
+      "foreach(_t IN LISTS ${A_NAME}_TESTS)\n"
+      "  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"unit;${A_LABELS}\")\n"
+      "endforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_labels_file})
+  endif()
 endfunction()
 
 function(sluice_cc_binary)
