@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/common/log.h"
 
 namespace sluice::runtime {
 
@@ -179,10 +180,14 @@ void InstanceSupervisor::ScheduleRestart(Instance& inst, absl::Time now, const s
     inst.message = absl::StrCat(why, "; more than ", options_.max_restarts, " restarts in ",
                                 absl::FormatDuration(options_.restart_window));
     if (inst.pid != 0 && !inst.killed) SignalProcessGroup(inst.pid, SIGKILL);
+    LogError("agent", "instance ", inst.id, " of '", inst.launch.function, "' failed: ",
+             inst.message);
     return;
   }
   inst.state = InstanceState::kRestarting;
   inst.message = why;
+  LogWarning("agent", "instance ", inst.id, " of '", inst.launch.function, "': ", why,
+             "; restarting");
   const absl::Duration backoff =
       std::min(options_.backoff_max, options_.backoff_min * (int64_t{1} << std::min(
                                                                  inst.backoff_step, 20)));
@@ -214,6 +219,8 @@ void InstanceSupervisor::Spawn(Instance& inst, absl::Time now) {
   if (!pid.ok()) {
     inst.state = InstanceState::kFailed;
     inst.message = std::string(pid.status().message());
+    LogError("agent", "instance ", inst.id, " of '", inst.launch.function,
+             "' could not start: ", inst.message);
     return;
   }
   inst.pid = *pid;
@@ -269,6 +276,9 @@ void InstanceSupervisor::OnReady(int64_t id, uint64_t generation, bool ready) {
     if (inst.state == InstanceState::kStarting) {
       inst.state = InstanceState::kReady;
       inst.ready_after = now - inst.spawned_at;
+      LogInfo("agent", "instance ", inst.id, " of '", inst.launch.function, "' ready on ",
+              inst.launch.gpu_uuid, " port ", inst.launch.port, " after ",
+              absl::FormatDuration(*inst.ready_after));
       inst.backoff_step = 0;
     }
     return;

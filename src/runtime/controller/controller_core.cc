@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "runtime/common/log.h"
 #include "runtime/controller/scale_plan.h"
 #include "runtime/spec/function_spec.h"
 
@@ -69,6 +70,9 @@ void ControllerCore::MakeScaler(ControllerFunction& f) {
 void ControllerCore::SetReady(ControllerFunction& f, const ProfileInfo& profile) {
   f.record.state = FunctionState::kReady;
   f.record.profile = profile;
+  LogInfo("controller", "function '", f.record.spec.name, "' ready: <", profile.request, ", ",
+          profile.limit, "> batch ", profile.batch, ", ", profile.capacity_rps, " req/s (",
+          profile.source, ", ", profile.trials, " trials)");
   f.record.message.clear();
   f.record.profiling_instance = 0;
   (void)Persist(f);  // the in-memory record stays authoritative for this process
@@ -93,6 +97,7 @@ void ControllerCore::SetReady(ControllerFunction& f, const ProfileInfo& profile)
 void ControllerCore::SetFailed(ControllerFunction& f, const std::string& message) {
   f.record.state = FunctionState::kFailed;
   f.record.message = message;
+  LogError("controller", "function '", f.record.spec.name, "' failed: ", message);
   f.record.profiling_instance = 0;
   (void)Persist(f);
   Touch();
