@@ -25,7 +25,7 @@ struct LoadOptions {
   // After `duration`, outstanding requests get this long to finish; then they count as
   // "timeout". Each request is also sent with this as its client timeout.
   absl::Duration grace = absl::Seconds(10);
-  absl::Duration sample_period = absl::Milliseconds(500);
+  absl::Duration sample_period = absl::Milliseconds(100);
 };
 
 // Runs the load and returns the report. Errors before any request is sent: InvalidArgument for

@@ -39,13 +39,49 @@ FunctionSample ParseFunction(const json& f) {
   return out;
 }
 
-// "2 [0.42 0.30]": instance count and each instance's SM share.
-std::string Cell(const FunctionSample& f) {
-  std::string cell = absl::StrCat(f.instances.size(), " [");
-  for (size_t i = 0; i < f.instances.size(); ++i) {
-    absl::StrAppend(&cell, i ? " " : "", absl::StrFormat("%.2f", f.instances[i].sm_share));
+// "2 [0.42 0.30]": the instances of `name` in the last sample of `window` and each one's SM share
+// averaged over the window's samples that list it (a single sample is one 5 ms token period, so
+// averaging is what makes the trend readable). "-" when the last sample lacks the function.
+std::string Cell(const std::vector<const TimelineSample*>& window, const std::string& name) {
+  const FunctionSample* last = nullptr;
+  for (const FunctionSample& f : window.back()->functions) {
+    if (f.name == name)
+      last = &f;
+  }
+  if (last == nullptr)
+    return "-";
+  std::string cell = absl::StrCat(last->instances.size(), " [");
+  for (size_t i = 0; i < last->instances.size(); ++i) {
+    double sum = 0.0;
+    int n = 0;
+    for (const TimelineSample* s : window) {
+      for (const FunctionSample& f : s->functions) {
+        for (const InstanceSample& inst : f.instances) {
+          if (f.name == name && inst.id == last->instances[i].id) {
+            sum += inst.sm_share;
+            ++n;
+          }
+        }
+      }
+    }
+    absl::StrAppend(&cell, i ? " " : "", absl::StrFormat("%.2f", n ? sum / n : 0.0));
   }
   return cell + "]";
+}
+
+// Samples grouped by whole second of `at` (the timeline is sorted by `at`).
+std::vector<std::vector<const TimelineSample*>> SecondWindows(
+    const std::vector<TimelineSample>& timeline) {
+  std::vector<std::vector<const TimelineSample*>> windows;
+  int64_t current = -1;
+  for (const TimelineSample& s : timeline) {
+    const int64_t second = absl::ToInt64Seconds(s.at);
+    if (windows.empty() || second != current)
+      windows.emplace_back();
+    current = second;
+    windows.back().push_back(&s);
+  }
+  return windows;
 }
 
 std::string TimelineText(const std::vector<TimelineSample>& timeline) {
@@ -56,22 +92,23 @@ std::string TimelineText(const std::vector<TimelineSample>& timeline) {
         names.push_back(f.name);
     }
   }
-  std::string out = "timeline (per function: instances [SM share of each instance])\n";
+  std::string out =
+      "timeline (per second: instances [mean SM share of each instance]; rows that changed)\n";
   absl::StrAppend(&out, absl::StrFormat("%7s", "t_s"));
   for (const std::string& n : names)
     absl::StrAppend(&out, absl::StrFormat("  %-24s", n));
   out += "\n";
-  for (const TimelineSample& s : timeline) {
-    absl::StrAppend(&out, absl::StrFormat("%7.1f", absl::ToDoubleSeconds(s.at)));
-    for (const std::string& n : names) {
-      std::string cell = "-";
-      for (const FunctionSample& f : s.functions) {
-        if (f.name == n)
-          cell = Cell(f);
-      }
-      absl::StrAppend(&out, absl::StrFormat("  %-24s", cell));
-    }
-    out += "\n";
+  const auto windows = SecondWindows(timeline);
+  std::string previous;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    std::string cells;
+    for (const std::string& n : names)
+      absl::StrAppend(&cells, absl::StrFormat("  %-24s", Cell(windows[w], n)));
+    if (cells == previous && w + 1 != windows.size())
+      continue;
+    previous = cells;
+    const double t = std::floor(absl::ToDoubleSeconds(windows[w].front()->at));
+    absl::StrAppend(&out, absl::StrFormat("%7.1f", t), cells, "\n");
   }
   return out;
 }

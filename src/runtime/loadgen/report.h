@@ -81,7 +81,9 @@ LoadReport Summarize(const std::string& function, absl::Duration duration,
 // "state", "instances": [{"id", "state", "sm_share"}]}]}]}.
 std::string ReportJson(const LoadReport& report);
 
-// A human-readable summary followed by the timeline, one row per sample.
+// A human-readable summary followed by the timeline: one row per second of `at` with each
+// instance's SM share averaged over that second's samples, printed only when a row differs from
+// the one before (the first and last rows always). The JSON keeps every sample.
 std::string ReportText(const LoadReport& report);
 
 }  // namespace sluice::runtime

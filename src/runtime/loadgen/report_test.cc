@@ -9,6 +9,7 @@ namespace sluice::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<absl::Duration> Ms(std::initializer_list<int> values) {
   std::vector<absl::Duration> out;
@@ -101,6 +102,25 @@ TEST(ReportTest, JsonAndTextCarryTheSummaryAndTimeline) {
   EXPECT_THAT(text, HasSubstr("SVR 50.00 %"));
   EXPECT_THAT(text, HasSubstr("cold starts: 1"));
   EXPECT_THAT(text, HasSubstr("2 [0.42 0.00]"));
+}
+
+TimelineSample OneInstance(double at_s, int64_t id, double share) {
+  FunctionSample f{"clf", "ready", 0, {InstanceSample{id, "ready", share, 0.3, 0.6}}};
+  return TimelineSample{absl::Seconds(at_s), {f}};
+}
+
+TEST(ReportTest, TextTimelineAveragesEachSecondAndSkipsUnchangedRows) {
+  LoadReport r = Summarize("clf", absl::Seconds(4), {Ok(10)}, absl::Milliseconds(20));
+  r.timeline = {OneInstance(0.0, 1, 0.3), OneInstance(0.5, 1, 0.3),  // second 0: 0.30
+                OneInstance(1.0, 1, 0.3), OneInstance(1.5, 1, 0.3),  // second 1: same, skipped
+                OneInstance(2.0, 1, 0.3), OneInstance(2.5, 1, 0.6),  // second 2: mean 0.45
+                OneInstance(3.0, 1, 0.45)};                          // last: printed anyway
+  const std::string text = ReportText(r);
+  EXPECT_THAT(text, HasSubstr("    0.0  1 [0.30]"));
+  EXPECT_THAT(text, Not(HasSubstr("    1.0  1 [0.30]")));
+  EXPECT_THAT(text, HasSubstr("    2.0  1 [0.45]"));
+  EXPECT_THAT(text, HasSubstr("    3.0  1 [0.45]"));
+  EXPECT_EQ(nlohmann::json::parse(ReportJson(r))["timeline"].size(), 7u);
 }
 
 }  // namespace
