@@ -134,12 +134,12 @@ KIT=$ROOT/tools/gpu
 echo "gpu-validate: compiling tools/gpu into $OUT/bin"
 if ((EMULATED)); then
   for p in launch_bench mem_limit cost_sampler_probe; do
-    "$CXX" -std=c++17 -O2 -I"$CUDA_INC" -o "$OUT/bin/$p" "$KIT/$p.cc" \
+    "$CXX" -std=c++17 -O2 -I"$CUDA_INC" -I"$ROOT/src" -o "$OUT/bin/$p" "$KIT/$p.cc" \
       -L"$(dirname "$REAL_DRIVER")" -lcuda || die "$CXX could not build tools/gpu/$p.cc"
   done
 else
   for p in launch_bench mem_limit cost_sampler_probe; do
-    "$NVCC" -std=c++17 -O2 -o "$OUT/bin/$p" "$KIT/$p.cc" -lcuda ||
+    "$NVCC" -std=c++17 -O2 -I"$ROOT/src" -o "$OUT/bin/$p" "$KIT/$p.cc" -lcuda ||
       die "nvcc could not build tools/gpu/$p.cc"
   done
   "$NVCC" -std=c++17 -O2 -o "$OUT/bin/launch_bench_rt" "$KIT/launch_bench_rt.cu" ||

@@ -61,7 +61,7 @@ test_cpu() {
   local inc
   if inc=$(cuda_include); then
     for p in launch_bench mem_limit cost_sampler_probe; do
-      ${CXX:-c++} -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$inc" \
+      ${CXX:-c++} -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$inc" -I"$ROOT/src" \
         "$ROOT/tools/gpu/$p.cc" && pass "compiles: $p.cc" || fail "compile $p.cc"
     done
   else

@@ -17,27 +17,9 @@
 #include <vector>
 
 #include "kit_common.h"
+#include "intercept/emulated/spin_ptx.h"
 
 namespace {
-
-const char kSpinPtx[] = R"(
-.version 6.0
-.target sm_50
-.address_size 64
-.visible .entry spin(.param .u64 spin_param_0)
-{
-  .reg .pred %p<2>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [spin_param_0];
-  mov.u64 %rd2, %globaltimer;
-  add.s64 %rd3, %rd2, %rd1;
-$L_loop:
-  mov.u64 %rd4, %globaltimer;
-  setp.lt.u64 %p1, %rd4, %rd3;
-  @%p1 bra $L_loop;
-  ret;
-}
-)";
 
 #define CHECK_CU(call)                                                          \
   do {                                                                          \
@@ -258,7 +240,7 @@ int main(int argc, char** argv) {
   CHECK_CU(cuCtxSetCurrent(ctx));
   CUmodule module;
   Launch launch{};
-  CHECK_CU(cuModuleLoadData(&module, kSpinPtx));
+  CHECK_CU(cuModuleLoadData(&module, sluice::kSpinPtx));
   CHECK_CU(cuModuleGetFunction(&launch.fn, module, "spin"));
   CHECK_CU(cuStreamCreate(&launch.stream, CU_STREAM_NON_BLOCKING));
   const unsigned n = static_cast<unsigned>(sms);

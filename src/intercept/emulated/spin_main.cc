@@ -20,27 +20,9 @@
 #include <string>
 
 #include <cuda.h>
+#include "intercept/emulated/spin_ptx.h"
 
 namespace {
-
-const char kSpinPtx[] = R"(
-.version 6.0
-.target sm_50
-.address_size 64
-.visible .entry spin(.param .u64 spin_param_0)
-{
-  .reg .pred %p<2>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [spin_param_0];
-  mov.u64 %rd2, %globaltimer;
-  add.s64 %rd3, %rd2, %rd1;
-$L_loop:
-  mov.u64 %rd4, %globaltimer;
-  setp.lt.u64 %p1, %rd4, %rd3;
-  @%p1 bra $L_loop;
-  ret;
-}
-)";
 
 struct Options {
   bool probe = false;
@@ -120,7 +102,7 @@ int Spin(const Options& o, CUdevice dev) {
   if (o.mem_mb > 0) CHECK_CU(cuMemAlloc(&mem, size_t(o.mem_mb) << 20));
   CUmodule module;
   CUfunction spin;
-  CHECK_CU(cuModuleLoadData(&module, kSpinPtx));
+  CHECK_CU(cuModuleLoadData(&module, sluice::kSpinPtx));
   CHECK_CU(cuModuleGetFunction(&spin, module, "spin"));
   CUstream stream;
   CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));

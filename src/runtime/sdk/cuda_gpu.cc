@@ -14,30 +14,10 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "intercept/emulated/spin_ptx.h"
 
 namespace sluice::runtime {
 namespace {
-
-// The spin kernel of sluice-spin: each block busy-waits `ns_per_block` on %globaltimer. The
-// emulated driver knows "spin" by name and charges the same time per block.
-const char kSpinPtx[] = R"(
-.version 6.0
-.target sm_50
-.address_size 64
-.visible .entry spin(.param .u64 spin_param_0)
-{
-  .reg .pred %p<2>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [spin_param_0];
-  mov.u64 %rd2, %globaltimer;
-  add.s64 %rd3, %rd2, %rd1;
-$L_loop:
-  mov.u64 %rd4, %globaltimer;
-  setp.lt.u64 %p1, %rd4, %rd3;
-  @%p1 bra $L_loop;
-  ret;
-}
-)";
 
 absl::Status Check(CUresult r, const char* call) {
   if (r == CUDA_SUCCESS) {
@@ -153,7 +133,7 @@ absl::StatusOr<std::unique_ptr<CudaGpu>> CudaGpu::Init() {
   CUstream stream;
   SLUICE_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   g->stream_ = stream;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<Kernel> spin, g->LoadModule(kSpinPtx, {"spin"}));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Kernel> spin, g->LoadModule(sluice::kSpinPtx, {"spin"}));
   g->spin_ = spin[0];
   return g;
 }
