@@ -16,30 +16,13 @@
 #include "runtime/agent/agent_api.h"
 #include "runtime/agent/controller_factory.h"
 #include "runtime/agent/spin_calibration.h"
+#include "runtime/common/program_path.h"
 
 namespace sluice::runtime {
 namespace {
 
 constexpr int64_t kCalibrationBlockNs = 100000;  // 100 us blocks
 constexpr double kHeadroom = 0.05;               // as share-test: never queue a whole period
-
-std::string ExeDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  const std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/'));
-}
-
-std::string Find(const std::string& option, const char* env_var,
-                 const std::vector<std::string>& fallbacks) {
-  if (!option.empty()) return option;
-  if (const char* v = std::getenv(env_var); v != nullptr && *v != '\0') return v;
-  for (const std::string& f : fallbacks) {
-    if (access(f.c_str(), F_OK) == 0) return f;
-  }
-  return "";
-}
 
 absl::Status Validate(const AgentOptions& o) {
   if (o.device != "auto" && o.device != "emulated" && o.device != "cuda") {
@@ -66,15 +49,16 @@ absl::Status Validate(const AgentOptions& o) {
 
 absl::Status LocatePrograms(AgentDaemon::Impl& d) {
   const AgentOptions& o = d.options;
-  const std::string exe = ExeDir();
-  d.spin_path = Find(o.spin_path, "SLUICE_SPIN",
-                     {SLUICE_BUILD_DIR "/bin/sluice-spin", exe + "/sluice-spin"});
-  d.intercept_lib = Find(o.intercept_lib, "SLUICE_INTERCEPT_LIB",
-                         {SLUICE_BUILD_DIR "/src/intercept/libsluice_cuda.so",
-                          exe + "/libsluice_cuda.so", exe + "/../lib/libsluice_cuda.so"});
-  d.emulated_dir = Find(o.emulated_dir, "SLUICE_EMULATED_DIR",
-                        {SLUICE_BUILD_DIR "/emulated", exe + "/../lib/sluice-emulated"});
-  d.bin_dir = Find(o.bin_dir, "SLUICE_BIN_DIR", {SLUICE_BUILD_DIR "/bin", exe});
+  const std::string exe = ExecutableDir();
+  d.spin_path = FindProgramPath(o.spin_path, "SLUICE_SPIN",
+                                {SLUICE_BUILD_DIR "/bin/sluice-spin", exe + "/sluice-spin"});
+  d.intercept_lib =
+      FindProgramPath(o.intercept_lib, "SLUICE_INTERCEPT_LIB",
+                      {SLUICE_BUILD_DIR "/src/intercept/libsluice_cuda.so",
+                       exe + "/libsluice_cuda.so", exe + "/../lib/libsluice_cuda.so"});
+  d.emulated_dir = FindProgramPath(o.emulated_dir, "SLUICE_EMULATED_DIR",
+                                   {SLUICE_BUILD_DIR "/emulated", exe + "/../lib/sluice-emulated"});
+  d.bin_dir = FindProgramPath(o.bin_dir, "SLUICE_BIN_DIR", {SLUICE_BUILD_DIR "/bin", exe});
   if (d.spin_path.empty()) {
     return absl::NotFoundError("sluice-spin not found (build it, or set SLUICE_SPIN)");
   }

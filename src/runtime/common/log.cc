@@ -15,9 +15,12 @@ namespace {
 LogLevel Threshold() {
   static const LogLevel level = [] {
     const char* v = std::getenv("SLUICE_LOG_LEVEL");
-    if (v == nullptr) return LogLevel::kInfo;
-    if (std::strcmp(v, "error") == 0) return LogLevel::kError;
-    if (std::strcmp(v, "warning") == 0) return LogLevel::kWarning;
+    if (v == nullptr)
+      return LogLevel::kInfo;
+    if (std::strcmp(v, "error") == 0)
+      return LogLevel::kError;
+    if (std::strcmp(v, "warning") == 0)
+      return LogLevel::kWarning;
     return LogLevel::kInfo;
   }();
   return level;
@@ -45,14 +48,16 @@ std::string FormatLogLine(LogLevel level, absl::string_view component, absl::str
 }
 
 void LogLine(LogLevel level, absl::string_view component, absl::string_view text) {
-  if (static_cast<int>(level) < static_cast<int>(Threshold())) return;
+  if (static_cast<int>(level) < static_cast<int>(Threshold()))
+    return;
   std::string line = FormatLogLine(level, component, text, absl::ToUnixMillis(absl::Now()));
   line.push_back('\n');
   // One write(2) per line: short lines are atomic with respect to other writers of the fd.
   size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n <= 0) return;  // stderr closed or full: logging must never fail the daemon
+    if (n <= 0)
+      return;  // stderr closed or full: logging must never fail the daemon
     done += static_cast<size_t>(n);
   }
 }

@@ -84,7 +84,7 @@ absl::Status RunWorkers(const ShareTestOptions& o, const WorkerEnv& env, Server&
   });
   const absl::Duration timeout = o.warmup + o.duration + absl::Seconds(30);
   for (auto& w : workers) {
-    SLUICE_ASSIGN_OR_RETURN(nlohmann::json res, ReadEvent(*w, "result", timeout));
+    SLUICE_ASSIGN_OR_RETURN(nlohmann::json res, ReadSpinEvent(*w, "result", timeout));
     if (res.value("late_start", false)) {
       return absl::DeadlineExceededError("a worker started after the window opened; retry "
                                          "with a longer warm-up");

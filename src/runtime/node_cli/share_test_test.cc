@@ -13,6 +13,7 @@
 #include "runtime/agent/agent_client.h"
 #include "runtime/agent/controller_factory.h"
 #include "runtime/agent/registration_server.h"
+#include "runtime/agent/spin_calibration.h"
 #include "runtime/node_cli/worker_env.h"
 
 namespace sluice::runtime {
@@ -87,7 +88,7 @@ class Harness {
     auto h = std::unique_ptr<Harness>(new Harness);
     h->env = std::move(env);
     auto probe = h->env->Spawn({"--probe"}, false);
-    auto p = probe.ok() ? ReadEvent(**probe, "probe", absl::Seconds(30)) : probe.status();
+    auto p = probe.ok() ? ReadSpinEvent(**probe, "probe", absl::Seconds(30)) : probe.status();
     if (!p.ok()) {
       *why = std::string(p.status().message());
       return nullptr;
@@ -130,7 +131,7 @@ class Harness {
     return w.ok() ? std::move(*w) : nullptr;
   }
   static int64_t Blocks(Subprocess& w) {
-    auto r = ReadEvent(w, "result", absl::Seconds(60));
+    auto r = ReadSpinEvent(w, "result", absl::Seconds(60));
     EXPECT_TRUE(r.ok()) << r.status();
     EXPECT_FALSE(r.ok() && r->value("late_start", false)) << "worker missed its window";
     return r.ok() ? r->value("blocks", int64_t{0}) : -1;
@@ -149,7 +150,7 @@ TEST(ShareTestEmulatedTest, CrashedWorkerReleasesItsSlotAndMemory) {
   if (h == nullptr) GTEST_SKIP() << why;
   auto worker = h->env->Spawn({"--mem-mb", "64", "--hold"}, /*preload=*/true, /*instance=*/3);
   ASSERT_TRUE(worker.ok());
-  ASSERT_TRUE(ReadEvent(**worker, "ready", absl::Seconds(30)).ok());
+  ASSERT_TRUE(ReadSpinEvent(**worker, "ready", absl::Seconds(30)).ok());
   const auto held = [&] {
     for (const SlotView& v : h->server->Slots()) {
       if (v.state == SLUICE_SLOT_ACTIVE && v.instance == common::InstanceId(3)) return v;

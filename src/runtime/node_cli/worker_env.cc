@@ -11,29 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "intercept/protocol.h"
+#include "runtime/agent/spin_calibration.h"
 #include "runtime/common/loop_env.h"
+#include "runtime/common/program_path.h"
 
 namespace sluice::runtime {
 namespace {
-
-std::string ExeDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  const std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/'));
-}
-
-// The first existing candidate: the option, the environment variable, then `fallbacks`.
-std::string Find(const std::string& option, const char* env_var,
-                 const std::vector<std::string>& fallbacks) {
-  if (!option.empty()) return option;
-  if (const char* v = std::getenv(env_var); v != nullptr && *v != '\0') return v;
-  for (const std::string& f : fallbacks) {
-    if (access(f.c_str(), F_OK) == 0) return f;
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -63,14 +46,16 @@ absl::Status ValidateShareTestOptions(const ShareTestOptions& o) {
 
 absl::StatusOr<std::unique_ptr<WorkerEnv>> WorkerEnv::Create(const ShareTestOptions& o) {
   std::unique_ptr<WorkerEnv> w(new WorkerEnv);
-  const std::string exe = ExeDir();
-  w->spin_path_ = Find(o.spin_path, "SLUICE_SPIN",
-                       {SLUICE_BUILD_DIR "/bin/sluice-spin", exe + "/sluice-spin"});
-  w->intercept_lib_ = Find(o.intercept_lib, "SLUICE_INTERCEPT_LIB",
-                           {SLUICE_BUILD_DIR "/src/intercept/libsluice_cuda.so",
-                            exe + "/libsluice_cuda.so", exe + "/../lib/libsluice_cuda.so"});
-  w->emulated_dir_ = Find(o.emulated_dir, "SLUICE_EMULATED_DIR",
-                          {SLUICE_BUILD_DIR "/emulated", exe + "/../lib/sluice-emulated"});
+  const std::string exe = ExecutableDir();
+  w->spin_path_ = FindProgramPath(o.spin_path, "SLUICE_SPIN",
+                                  {SLUICE_BUILD_DIR "/bin/sluice-spin", exe + "/sluice-spin"});
+  w->intercept_lib_ =
+      FindProgramPath(o.intercept_lib, "SLUICE_INTERCEPT_LIB",
+                      {SLUICE_BUILD_DIR "/src/intercept/libsluice_cuda.so",
+                       exe + "/libsluice_cuda.so", exe + "/../lib/libsluice_cuda.so"});
+  w->emulated_dir_ =
+      FindProgramPath(o.emulated_dir, "SLUICE_EMULATED_DIR",
+                      {SLUICE_BUILD_DIR "/emulated", exe + "/../lib/sluice-emulated"});
   if (w->spin_path_.empty()) {
     return absl::NotFoundError("sluice-spin not found (build it, or set SLUICE_SPIN)");
   }
@@ -85,7 +70,7 @@ absl::StatusOr<std::unique_ptr<WorkerEnv>> WorkerEnv::Create(const ShareTestOpti
     w->device_ = "cuda";
     auto probe = w->Spawn({"--probe"}, false, -1, /*quiet=*/true);  // no driver: loader noise
     absl::StatusOr<nlohmann::json> p =
-        probe.ok() ? ReadEvent(**probe, "probe", absl::Seconds(30)) : probe.status();
+        probe.ok() ? ReadSpinEvent(**probe, "probe", absl::Seconds(30)) : probe.status();
     const bool real = p.ok() && !p->value("emulated", true);
     if (!real && o.device == "cuda") {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -143,19 +128,6 @@ absl::StatusOr<std::unique_ptr<Subprocess>> WorkerEnv::Spawn(std::vector<std::st
   SpawnOptions s = Options(std::move(args), preload, instance);
   s.discard_stderr = quiet;
   return Subprocess::Spawn(s);
-}
-
-absl::StatusOr<nlohmann::json> ReadEvent(Subprocess& p, const std::string& event,
-                                         absl::Duration timeout) {
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(std::string line, p.ReadLine(timeout));
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("event")) continue;
-    if (j["event"] == event) return j;
-    if (j["event"] == "error") {
-      return absl::InternalError(absl::StrCat("sluice-spin failed: ", line));
-    }
-  }
 }
 
 }  // namespace sluice::runtime

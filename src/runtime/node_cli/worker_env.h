@@ -48,11 +48,6 @@ class WorkerEnv {
   std::string socket_path_;
 };
 
-// Reads sluice-spin's JSON lines until one whose "event" is `event`. An "error" event, the end
-// of output or `timeout` without a line is an error.
-absl::StatusOr<nlohmann::json> ReadEvent(Subprocess& p, const std::string& event,
-                                         absl::Duration timeout);
-
 }  // namespace sluice::runtime
 
 #endif  // SLUICE_RUNTIME_NODE_CLI_WORKER_ENV_H_
