@@ -105,6 +105,44 @@ absl::StatusOr<int> AgentDaemon::Impl::AllocatePort() {
       absl::StrCat("no free instance port in ", lo, "-", hi));
 }
 
+absl::StatusOr<std::vector<int>> AgentDaemon::Impl::ResolveGpus(const StartInstance& s) const {
+  if (s.gpus.empty()) {
+    const int gi = s.gpu.empty() ? LeastLoadedGpu() : GpuIndex(s.gpu);
+    if (gi < 0) {
+      return absl::InvalidArgumentError("field 'gpu': no GPU '" + s.gpu + "' on this node");
+    }
+    return std::vector<int>{gi};
+  }
+  std::vector<int> gis;
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const int gi = GpuIndex(s.gpus[i]);
+    if (gi < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'gpus[", i, "]': no GPU '", s.gpus[i], "' on this node"));
+    }
+    gis.push_back(gi);
+  }
+  return gis;
+}
+
+absl::Status AgentDaemon::Impl::SetSpecOnGpus(int64_t id, const std::vector<int>& gis,
+                                              const InstanceSpec& spec) {
+  for (int gi : gis) {
+    SLUICE_RETURN_IF_ERROR(
+        token_servers[static_cast<size_t>(gi)]->SetInstanceSpec(common::InstanceId(id), spec));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> AgentDaemon::Impl::GpusOf(const InstanceStatus& s) const {
+  absl::MutexLock lock(&gpus_mu);
+  auto it = instance_gpus.find(s.id);
+  if (it == instance_gpus.end() || it->second.empty() || it->second[0] != s.gpu_uuid) {
+    return {s.gpu_uuid};
+  }
+  return it->second;
+}
+
 http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req) {
   absl::StatusOr<StartInstance> parsed = ParseStartInstance(req.body);
   if (!parsed.ok()) return StatusResponse(parsed.status());
@@ -112,27 +150,24 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   if (std::optional<InstanceStatus> old = supervisor->Get(s.id); old && !IsTerminal(old->state)) {
     return http::ErrorResponse(409, absl::StrCat("instance ", s.id, " already exists"));
   }
-  const int gi = s.gpu.empty() ? LeastLoadedGpu() : GpuIndex(s.gpu);
-  if (gi < 0) return http::ErrorResponse(400, "field 'gpu': no GPU '" + s.gpu + "' on this node");
-  const AgentGpu& gpu = gpus[static_cast<size_t>(gi)];
+  absl::StatusOr<std::vector<int>> gis = ResolveGpus(s);
+  if (!gis.ok()) return StatusResponse(gis.status());
+  const AgentGpu& gpu = gpus[static_cast<size_t>((*gis)[0])];
   absl::StatusOr<int> port = AllocatePort();
   if (!port.ok()) return StatusResponse(port.status());
-  InstanceContext ctx{*port, gpu.info.uuid, gpu.info.index, gpu.info.emulated, socket_path(),
-                      intercept_lib, emulated_dir, gpu.emu_uuid, bin_dir};
+  InstanceContext ctx{*port,        gpu.info.uuid, gpu.info.index, gpu.info.emulated,
+                      socket_path(), intercept_lib, emulated_dir,  gpu.emu_uuid,
+                      bin_dir,       {},            {}};
+  for (int gi : *gis) {
+    ctx.gpu_uuids.push_back(gpus[static_cast<size_t>(gi)].info.uuid);
+    ctx.gpu_indices.push_back(gpus[static_cast<size_t>(gi)].info.index);
+  }
   absl::StatusOr<EnvList> env = BuildInstanceEnv(s, ctx);
   if (!env.ok()) return StatusResponse(env.status());
   absl::StatusOr<std::vector<std::string>> argv = ExpandCommand(s, PlaceholdersFor(s, ctx));
   if (!argv.ok()) return StatusResponse(argv.status());
-  InstanceSpec spec;
-  spec.quota = {s.request, s.limit};
-  spec.slo_sensitive = s.slo_sensitive;
-  spec.llm = s.kind == "llm";
-  spec.mem_limit_bytes = s.mem_limit_bytes;
-  if (absl::Status st = token_servers[static_cast<size_t>(gi)]->SetInstanceSpec(
-          common::InstanceId(s.id), spec);
-      !st.ok()) {
-    return StatusResponse(st);
-  }
+  InstanceSpec spec{{s.request, s.limit}, s.slo_sensitive, s.kind == "llm", s.mem_limit_bytes};
+  if (absl::Status st = SetSpecOnGpus(s.id, *gis, spec); !st.ok()) return StatusResponse(st);
   InstanceLaunch launch;
   launch.function = s.function;
   launch.gpu_uuid = gpu.info.uuid;
@@ -143,6 +178,10 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   launch.quota = {s.request, s.limit, s.slo_sensitive, s.mem_limit_bytes};
   absl::StatusOr<InstanceStatus> added = supervisor->Add(s.id, std::move(launch));
   if (!added.ok()) return StatusResponse(added.status());
+  {
+    absl::MutexLock lock(&gpus_mu);
+    instance_gpus[s.id] = ctx.gpu_uuids;
+  }
   return http::JsonResponse(201, InstanceJson(*added).dump());
 }
 
@@ -153,16 +192,15 @@ http::Response AgentDaemon::Impl::Quota(const http::Request& req) {
   if (!cur) return http::ErrorResponse(404, absl::StrCat("no instance ", *id));
   absl::StatusOr<QuotaUpdate> q = ParseQuotaUpdate(req.body, cur->quota);
   if (!q.ok()) return StatusResponse(q.status());
-  const int gi = GpuIndex(cur->gpu_uuid);
+  std::vector<int> gis;
+  for (const std::string& uuid : GpusOf(*cur)) {
+    if (const int gi = GpuIndex(uuid); gi >= 0) gis.push_back(gi);
+  }
   InstanceSpec spec;
   spec.quota = {q->request, q->limit};
   spec.slo_sensitive = q->slo_sensitive;
   spec.mem_limit_bytes = q->mem_limit_bytes;
-  if (absl::Status st = token_servers[static_cast<size_t>(gi)]->SetInstanceSpec(
-          common::InstanceId(*id), spec);
-      !st.ok()) {
-    return StatusResponse(st);
-  }
+  if (absl::Status st = SetSpecOnGpus(*id, gis, spec); !st.ok()) return StatusResponse(st);
   if (absl::Status st = supervisor->SetQuota(*id, *q); !st.ok()) return StatusResponse(st);
   return http::JsonResponse(200, InstanceJson(*supervisor->Get(*id)).dump());
 }
@@ -180,6 +218,10 @@ http::Response AgentDaemon::Impl::Delete(const http::Request& req) {
     return StatusResponse(st);
   }
   std::optional<InstanceStatus> s = supervisor->Get(*id);
+  if (!s) {  // forgotten
+    absl::MutexLock lock(&gpus_mu);
+    instance_gpus.erase(*id);
+  }
   return http::JsonResponse(202, s ? InstanceJson(*s).dump() : Json{{"id", *id}}.dump());
 }
 

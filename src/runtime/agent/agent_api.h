@@ -1,7 +1,7 @@
 // AgentDaemon::Impl: the daemon's parts and the agent API's handlers (agent_api.cc); startup and
 // shutdown live in agent_daemon.cc. Internal to sluice_runtime_agentd.
-// Thread safety: handlers run on the http::EventLoop; `mu_` guards port allocation; the
-// supervisor and token servers lock themselves.
+// Thread safety: handlers run on the http::EventLoop; `mu` guards port allocation and `gpus_mu`
+// the instances' GPU lists; the supervisor and token servers lock themselves.
 #ifndef SLUICE_RUNTIME_AGENT_AGENT_API_H_
 #define SLUICE_RUNTIME_AGENT_AGENT_API_H_
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "runtime/agent/agent_daemon.h"
@@ -48,6 +49,9 @@ struct AgentDaemon::Impl {
   bool stopped = false;
   absl::Mutex mu;
   int next_port ABSL_GUARDED_BY(mu) = 0;
+  // Every GPU of each instance started here, in order (first = its InstanceStatus::gpu_uuid).
+  mutable absl::Mutex gpus_mu;
+  absl::flat_hash_map<int64_t, std::vector<std::string>> instance_gpus ABSL_GUARDED_BY(gpus_mu);
 
   std::string socket_path() const { return options.run_dir + "/token.sock"; }
   http::Router MakeRouter();
@@ -67,6 +71,13 @@ struct AgentDaemon::Impl {
   std::array<int64_t, 3> SlotTotals(const InstanceStatus& s) const;
   int GpuIndex(const std::string& uuid) const;  // -1 when unknown
   int LeastLoadedGpu() const;
+  // Indices into `gpus` of `s`'s GPUs in order: `gpus` when given, else `gpu`, else the
+  // least-loaded GPU. InvalidArgument naming "gpu" or "gpus[i]" for a uuid not on this node.
+  absl::StatusOr<std::vector<int>> ResolveGpus(const StartInstance& s) const;
+  // Sets `spec` for instance `id` on the token server of every GPU in `gis`.
+  absl::Status SetSpecOnGpus(int64_t id, const std::vector<int>& gis, const InstanceSpec& spec);
+  // Instance `s`'s GPU uuids in order ({s.gpu_uuid} when not recorded).
+  std::vector<std::string> GpusOf(const InstanceStatus& s) const;
   absl::StatusOr<int> AllocatePort();
   nlohmann::json InstanceJson(const InstanceStatus& s) const;
   nlohmann::json GpuJson(const AgentGpu& g) const;

@@ -244,6 +244,43 @@ TEST_F(AgentDaemonTest, QuotaPutReachesTheTokenServerSlot) {
   WaitState(4, "stopped");
 }
 
+TEST_F(AgentDaemonTest, TwoGpuInstanceGetsBothUuidsAndBothTokenServersKnowItsSpec) {
+  std::vector<std::string> uuids;
+  for (const AgentGpu& g : daemon_->gpus()) uuids.push_back(g.info.uuid);
+  ASSERT_EQ(uuids.size(), 2u);
+  uuids = {uuids[1], uuids[0]};  // order is the request's, not the node's
+  Json body = {{"id", 6}, {"function", "wide"}, {"gpus", uuids}, {"request", 0.3},
+               {"limit", 0.6}, {"command", {"${SLUICE_BIN_DIR}/sluice-agent-fake-instance"}}};
+  http::Response r = Send("POST", "/agent/v1/instances", body.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  Json ready = WaitState(6, "ready");
+  EXPECT_EQ(ready["gpu"], uuids[0]);
+  EXPECT_EQ(ready["gpus"], Json(uuids));
+  const Json e = Json::parse(ToInstance(ready["port"], "GET", "/fake/env").body)["env"];
+  EXPECT_EQ(e["SLUICE_GPU_UUID"], uuids[0]);
+  EXPECT_EQ(e["SLUICE_GPU_UUIDS"], uuids[0] + "," + uuids[1]);
+  r = Send("PUT", "/agent/v1/instances/6/quota", R"({"request": 0.2, "limit": 0.4})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  for (const std::string& uuid : uuids) {
+    std::optional<InstanceSpec> spec = daemon_->token_server(uuid)->InstanceSpecOf(
+        common::InstanceId(6));
+    ASSERT_TRUE(spec.has_value()) << uuid;
+    EXPECT_DOUBLE_EQ(spec->quota.request, 0.2) << uuid;
+    EXPECT_DOUBLE_EQ(spec->quota.limit, 0.4) << uuid;
+  }
+  body["id"] = 7;
+  body["gpus"] = {uuids[0], "GPU-none"};
+  r = Send("POST", "/agent/v1/instances", body.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("'gpus[1]'"));
+  body["gpus"] = {uuids[0], uuids[0]};
+  r = Send("POST", "/agent/v1/instances", body.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("'gpus[1]': duplicate"));
+  EXPECT_EQ(Send("DELETE", "/agent/v1/instances/6?drain_ms=0", "").status, 202);
+  WaitState(6, "stopped");
+}
+
 TEST_F(AgentDaemonTest, BadRequestsNameTheProblem) {
   auto post = [&](const Json& body) { return Send("POST", "/agent/v1/instances", body.dump()); };
   http::Response r = post({{"function", "f"}, {"command", {"x"}}});

@@ -69,6 +69,7 @@ Json AgentDaemon::Impl::InstanceJson(const InstanceStatus& s) const {
   Json j = {{"id", s.id},
             {"function", s.function},
             {"gpu", s.gpu_uuid},
+            {"gpus", GpusOf(s)},
             {"port", s.port},
             {"pid", s.pid},
             {"state", InstanceStateName(s.state)},

@@ -2,9 +2,11 @@
 // without exceptions: every value's type is checked before it is read.
 #include "runtime/agent/instance_config.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 
@@ -80,6 +82,29 @@ absl::Status ReadCommandAndEnv(const Json& j, StartInstance& s) {
   return absl::OkStatus();
 }
 
+// `gpus`: a non-empty array of distinct, non-empty uuids whose first is `gpu` when both are set.
+absl::Status ReadGpus(const Json& j, StartInstance& s) {
+  if (!j.contains("gpus")) return absl::OkStatus();
+  const Json& g = j["gpus"];
+  if (!g.is_array() || g.empty()) return FieldError("gpus", "must be a non-empty array");
+  for (size_t i = 0; i < g.size(); ++i) {
+    const std::string field = absl::StrCat("gpus[", i, "]");
+    if (!g[i].is_string() || g[i].get<std::string>().empty()) {
+      return FieldError(field, "must be a GPU uuid");
+    }
+    const std::string uuid = g[i].get<std::string>();
+    if (std::find(s.gpus.begin(), s.gpus.end(), uuid) != s.gpus.end()) {
+      return FieldError(field, absl::StrCat("duplicate GPU '", uuid, "'"));
+    }
+    s.gpus.push_back(uuid);
+  }
+  if (!s.gpu.empty() && s.gpus[0] != s.gpu) {
+    return FieldError("gpus[0]", absl::StrCat("must equal gpu '", s.gpu, "', got '", s.gpus[0],
+                                              "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRequestLimit(double request, double limit) {
   if (request > limit) {
     return FieldError("request", absl::StrCat("must be <= limit (", request, " > ", limit, ")"));
@@ -91,9 +116,9 @@ absl::Status CheckRequestLimit(double request, double limit) {
 
 absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
   SLUICE_ASSIGN_OR_RETURN(
-      Json j, ParseObject(body, {"id", "function", "kind", "command", "env", "gpu", "request",
-                                 "limit", "slo_sensitive", "mem_limit_bytes", "restart",
-                                 "model_path", "max_batch"}));
+      Json j, ParseObject(body, {"id", "function", "kind", "command", "env", "gpu", "gpus",
+                                 "request", "limit", "slo_sensitive", "mem_limit_bytes",
+                                 "restart", "model_path", "max_batch"}));
   StartInstance s;
   if (!j.contains("id")) return FieldError("id", "required");
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "id", 0, s.id));
@@ -107,6 +132,7 @@ absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
   }
   SLUICE_RETURN_IF_ERROR(ReadCommandAndEnv(j, s));
   SLUICE_RETURN_IF_ERROR(ReadString(j, "gpu", s.gpu));
+  SLUICE_RETURN_IF_ERROR(ReadGpus(j, s));
   SLUICE_RETURN_IF_ERROR(ReadShare(j, "request", s.request));
   SLUICE_RETURN_IF_ERROR(ReadShare(j, "limit", s.limit));
   if (!j.contains("limit")) s.limit = std::max(s.limit, s.request);
@@ -181,10 +207,15 @@ absl::StatusOr<std::vector<std::string>> ExpandCommand(const StartInstance& s,
 }
 
 absl::StatusOr<EnvList> BuildInstanceEnv(const StartInstance& s, const InstanceContext& ctx) {
+  const std::vector<std::string> uuids =
+      ctx.gpu_uuids.empty() ? std::vector<std::string>{ctx.gpu_uuid} : ctx.gpu_uuids;
+  const std::vector<int> indices =
+      ctx.gpu_indices.empty() ? std::vector<int>{ctx.gpu_index} : ctx.gpu_indices;
   EnvList env = {{"PORT", std::to_string(ctx.port)},
                  {"SLUICE_FUNCTION", s.function},
                  {"SLUICE_INSTANCE_ID", std::to_string(s.id)},
                  {"SLUICE_GPU_UUID", ctx.gpu_uuid},
+                 {"SLUICE_GPU_UUIDS", absl::StrJoin(uuids, ",")},
                  {"SLUICE_TOKEN_SOCKET", ctx.token_socket},
                  {"LD_PRELOAD", ctx.intercept_lib},
                  {"SLUICE_MODEL_PATH", s.model_path},
@@ -194,7 +225,7 @@ absl::StatusOr<EnvList> BuildInstanceEnv(const StartInstance& s, const InstanceC
     env.push_back({"SLUICE_REAL_LIBCUDA", ctx.emulated_dir + "/libcuda.so.1"});
     env.push_back({"SLUICE_EMU_UUID", ctx.emu_uuid});
   } else {
-    env.push_back({"CUDA_VISIBLE_DEVICES", std::to_string(ctx.gpu_index)});
+    env.push_back({"CUDA_VISIBLE_DEVICES", absl::StrJoin(indices, ",")});
   }
   const PlaceholderVars vars = PlaceholdersFor(s, ctx);
   for (const auto& [k, v] : s.env) {

@@ -23,6 +23,9 @@ struct StartInstance {
   std::vector<std::string> command;  // required, non-empty; placeholders expanded
   std::map<std::string, std::string> env;  // values expanded
   std::string gpu;              // a GPU uuid of this node; "" = the least-loaded GPU
+  // All the instance's GPUs in order (multi-GPU instances); empty = just `gpu`. Distinct,
+  // non-empty; gpus[0] == gpu when both are given. The daemon checks they exist.
+  std::vector<std::string> gpus;
   double request = 1.0;         // SM share in (0, 1], <= limit
   double limit = 1.0;
   bool slo_sensitive = true;
@@ -64,6 +67,9 @@ struct InstanceContext {
   std::string emulated_dir;   // holds the emulated libcuda.so.1 (emulated only)
   std::string emu_uuid;       // SLUICE_EMU_UUID of the emulated device (emulated only)
   std::string bin_dir;        // ${SLUICE_BIN_DIR}
+  // Every GPU of the instance in order, first = gpu_uuid / gpu_index; empty = just that one.
+  std::vector<std::string> gpu_uuids;
+  std::vector<int> gpu_indices;
 };
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
@@ -73,9 +79,10 @@ PlaceholderVars PlaceholdersFor(const StartInstance& s, const InstanceContext& c
 // The expanded argv, or InvalidArgument naming "command[i]".
 absl::StatusOr<std::vector<std::string>> ExpandCommand(const StartInstance& s,
                                                        const PlaceholderVars& vars);
-// The variables set over the agent's own environment (docs/platform.md): PORT, SLUICE_*,
-// LD_PRELOAD, CUDA_VISIBLE_DEVICES (real GPUs) or the emulated driver's variables, then the
-// request's env (expanded; it may override ours). InvalidArgument naming "env.NAME".
+// The variables set over the agent's own environment (docs/platform.md): PORT, SLUICE_*
+// (SLUICE_GPU_UUID the first GPU, SLUICE_GPU_UUIDS all of them, comma-separated), LD_PRELOAD,
+// CUDA_VISIBLE_DEVICES (real GPUs: every index, in order) or the emulated driver's variables,
+// then the request's env (expanded; it may override ours). InvalidArgument naming "env.NAME".
 absl::StatusOr<EnvList> BuildInstanceEnv(const StartInstance& s, const InstanceContext& ctx);
 // Variables the agent removes from its own environment before adding EnvList (so a stale
 // setting of the agent's never leaks into an instance).

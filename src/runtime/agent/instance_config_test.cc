@@ -109,7 +109,7 @@ std::string Lookup(const EnvList& env, const std::string& name) {
 TEST(BuildInstanceEnv, EmulatedDeviceAndRequestEnv) {
   StartInstance s = *ParseStartInstance(kGood);
   InstanceContext ctx{7101, "EMU-1", 0, true, "/run/token.sock", "/lib/libsluice_cuda.so",
-                      "/emu", "EMU-1", "/build/bin"};
+                      "/emu", "EMU-1", "/build/bin", {}, {}};
   absl::StatusOr<EnvList> env = BuildInstanceEnv(s, ctx);
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_EQ(Lookup(*env, "PORT"), "7101");
@@ -133,7 +133,7 @@ TEST(BuildInstanceEnv, EmulatedDeviceAndRequestEnv) {
 TEST(BuildInstanceEnv, RealGpuGetsVisibleDevicesAndUnknownEnvPlaceholderFails) {
   StartInstance s = *ParseStartInstance(R"({"id": 3, "function": "f", "command": ["a"],
                                             "env": {"B": "${WHAT}"}})");
-  InstanceContext ctx{7200, "GPU-9", 2, false, "/s", "/l", "", "", "/b"};
+  InstanceContext ctx{7200, "GPU-9", 2, false, "/s", "/l", "", "", "/b", {}, {}};
   absl::StatusOr<EnvList> env = BuildInstanceEnv(s, ctx);
   ASSERT_FALSE(env.ok());
   EXPECT_THAT(std::string(env.status().message()), HasSubstr("env.B"));
@@ -142,6 +142,40 @@ TEST(BuildInstanceEnv, RealGpuGetsVisibleDevicesAndUnknownEnvPlaceholderFails) {
   ASSERT_TRUE(env.ok());
   EXPECT_EQ(Lookup(*env, "CUDA_VISIBLE_DEVICES"), "2");
   EXPECT_EQ(Lookup(*env, "SLUICE_EMU_UUID"), "<unset>");
+}
+
+TEST(ParseStartInstance, GpusListChecksTypesDuplicatesAndTheFirstGpu) {
+  const std::string head = R"({"id": 1, "function": "f", "command": ["a"], )";
+  absl::StatusOr<StartInstance> s = ParseStartInstance(head + R"("gpus": ["G0", "G1"]})");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->gpus, (std::vector<std::string>{"G0", "G1"}));
+  EXPECT_TRUE(ParseStartInstance(head + R"("gpu": "G0", "gpus": ["G0", "G1"]})").ok());
+  const std::pair<std::string, std::string> bad[] = {
+      {R"("gpus": ["G0", "G0"]})", "field 'gpus[1]': duplicate"},
+      {R"("gpus": ["G0", 3]})", "field 'gpus[1]'"},
+      {R"("gpus": []})", "field 'gpus'"},
+      {R"("gpus": "G0"})", "field 'gpus'"},
+      {R"("gpu": "G1", "gpus": ["G0", "G1"]})", "field 'gpus[0]': must equal gpu"}};
+  for (const auto& [body, want] : bad) {
+    absl::StatusOr<StartInstance> r = ParseStartInstance(head + body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(want)) << body;
+  }
+}
+
+TEST(BuildInstanceEnv, MultiGpuListsEveryUuidAndIndexInOrder) {
+  StartInstance s = *ParseStartInstance(R"({"id": 3, "function": "f", "command": ["a"]})");
+  InstanceContext ctx{7200, "GPU-9", 2, false, "/s", "/l", "", "", "/b", {}, {}};
+  absl::StatusOr<EnvList> env = BuildInstanceEnv(s, ctx);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(Lookup(*env, "SLUICE_GPU_UUIDS"), "GPU-9");  // one GPU: just the first
+  ctx.gpu_uuids = {"GPU-9", "GPU-4"};
+  ctx.gpu_indices = {2, 0};
+  env = BuildInstanceEnv(s, ctx);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(Lookup(*env, "SLUICE_GPU_UUID"), "GPU-9");
+  EXPECT_EQ(Lookup(*env, "SLUICE_GPU_UUIDS"), "GPU-9,GPU-4");
+  EXPECT_EQ(Lookup(*env, "CUDA_VISIBLE_DEVICES"), "2,0");
 }
 
 TEST(MakeEmulatedGpus, UniqueEmuUuidsOf32HexDigits) {

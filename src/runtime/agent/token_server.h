@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,8 @@ class TokenServer {
   // Sets the spec of `instance` for future hellos and rewrites the live slots of that instance;
   // the controller sees it from the next period. InvalidArgument for a bad quota.
   absl::Status SetInstanceSpec(common::InstanceId instance, const InstanceSpec& spec);
+  // The spec set for `instance`, or nullopt when none was (hellos then get the default spec).
+  std::optional<InstanceSpec> InstanceSpecOf(common::InstanceId instance) const;
   // Retires every slot whose client process is gone; returns how many. Runs periodically too.
   int ReapDeadClients();
 

@@ -147,6 +147,13 @@ const InstanceSpec& TokenServer::SpecOf(int64_t instance_id) const {
   return it == specs_.end() ? config_.default_spec : it->second;
 }
 
+std::optional<InstanceSpec> TokenServer::InstanceSpecOf(common::InstanceId instance) const {
+  absl::MutexLock lock(&mu_);
+  auto it = specs_.find(instance);
+  if (it == specs_.end()) return std::nullopt;
+  return it->second;
+}
+
 absl::Status TokenServer::SetInstanceSpec(common::InstanceId instance, const InstanceSpec& spec) {
   SLUICE_RETURN_IF_ERROR(core::ValidateQuota(spec.quota));
   if (spec.mem_limit_bytes < 0) return absl::InvalidArgumentError("mem_limit_bytes must be >= 0");
