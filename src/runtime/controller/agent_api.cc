@@ -39,6 +39,8 @@ ReportedInstance ParseInstance(const json& j) {
   i.id = j.at("id").get<int64_t>();
   i.function = j.at("function").get<std::string>();
   i.gpu = Opt<std::string>(j, "gpu", "");
+  if (j.contains("gpus") && j["gpus"].is_array())
+    i.gpus = j["gpus"].get<std::vector<std::string>>();
   i.port = Opt<int>(j, "port", 0);
   i.state = j.at("state").get<std::string>();
   i.restarts = Opt<int>(j, "restarts", 0);
@@ -107,6 +109,8 @@ std::string StartInstanceBody(const FunctionSpec& spec, const StartInstanceArgs&
          {"restart", args.restart ? "on-failure" : "never"},
          {"model_path", spec.model.path},
          {"max_batch", args.max_batch}};
+  if (!args.gpu_uuids.empty())
+    j["gpus"] = args.gpu_uuids;
   return j.dump();
 }
 

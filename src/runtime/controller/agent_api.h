@@ -34,6 +34,7 @@ struct ReportedInstance {
   int64_t id = 0;
   std::string function;
   std::string gpu;  // uuid
+  std::vector<std::string> gpus;  // every GPU in order (first = gpu); empty from older agents
   int port = 0;
   std::string state;  // starting|ready|draining|restarting|stopped|failed|completed
   int restarts = 0;
@@ -70,6 +71,7 @@ struct StartInstanceArgs {
   double limit = 1;
   bool restart = true;  // "on-failure", else "never"
   int max_batch = 1;    // SLUICE_MAX_BATCH of the instance
+  std::vector<std::string> gpu_uuids;  // all of its GPUs (first = gpu_uuid); sent as "gpus"
 };
 
 // The StartInstance body for `spec` (command, env, model path, memory limit from memory_gib).

@@ -70,6 +70,10 @@ struct ControllerAgent {
   bool poll_in_flight = false;
 };
 
+// The uuids of those of `ids` that are GPUs of `a`, in the order of `ids`.
+std::vector<std::string> GpuUuidsOn(const ControllerAgent& a,
+                                    const std::vector<common::GpuId>& ids);
+
 class ControllerCore {
  public:
   ControllerCore(const ControllerOptions& options, http::EventLoop& loop, Store& store);

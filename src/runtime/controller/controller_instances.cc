@@ -37,6 +37,18 @@ bool Routable(const ControllerInstance& i) {
 
 }  // namespace
 
+std::vector<std::string> GpuUuidsOn(const ControllerAgent& a,
+                                    const std::vector<common::GpuId>& ids) {
+  std::vector<std::string> uuids;
+  for (common::GpuId id : ids) {
+    for (size_t g = 0; g < a.gpu_ids.size() && g < a.gpus.size(); ++g) {
+      if (a.gpu_ids[g] == id)
+        uuids.push_back(a.gpus[g].uuid);
+    }
+  }
+  return uuids;
+}
+
 absl::StatusOr<std::vector<NodeReport>> ControllerCore::FetchAgentsBlocking() {
   if (options_.agents.empty())
     return absl::InvalidArgumentError("no agents configured");
@@ -138,20 +150,23 @@ void ControllerCore::AdoptOne(int agent, const ReportedInstance& ai, ControllerF
   i.sm_share = ai.sm_share;
   if (ai.port > 0)
     i.url = absl::StrCat(agents_[agent].endpoint.host, ":", ai.port);
-  for (size_t g = 0; g < agents_[agent].gpus.size(); ++g) {
-    if (agents_[agent].gpus[g].uuid != ai.gpu)
-      continue;
-    const common::GpuId gid = agents_[agent].gpu_ids[g];
-    const ProfileInfo& p = *f.record.profile;
-    core::Allocation alloc{common::InstanceId(ai.id),
-                           f.id,
-                           gid,
-                           common::Bytes(MemoryLimitBytes(f.record.spec)),
-                           {p.request, p.limit}};
-    if (cluster_->Add(alloc).ok()) {
-      scheduler_->OnAdded(alloc, *cluster_);
-      i.gpus = {gid};
-      i.allocated = true;
+  // Every GPU the agent reports for it (older agents: just `gpu`), held again in the cluster.
+  const std::vector<std::string> uuids = ai.gpus.empty() ? std::vector<std::string>{ai.gpu}
+                                                         : ai.gpus;
+  const ProfileInfo& p = *f.record.profile;
+  for (const std::string& uuid : uuids) {
+    for (size_t g = 0; g < agents_[agent].gpus.size(); ++g) {
+      if (agents_[agent].gpus[g].uuid != uuid)
+        continue;
+      const common::GpuId gid = agents_[agent].gpu_ids[g];
+      core::Allocation alloc{common::InstanceId(ai.id), f.id, gid,
+                             common::Bytes(MemoryLimitBytes(f.record.spec)),
+                             {p.request, p.limit}};
+      if (cluster_->Add(alloc).ok()) {
+        scheduler_->OnAdded(alloc, *cluster_);
+        i.gpus.push_back(gid);
+        i.allocated = true;
+      }
     }
   }
   instances_.emplace(i.id, std::move(i));
@@ -273,14 +288,12 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
   i.function = f.record.spec.name;
   i.agent = agent;
   i.gpus = *gpus;
-  for (size_t g = 0; g < a.gpu_ids.size(); ++g) {
-    if (a.gpu_ids[g] == (*gpus)[0])
-      i.gpu_uuid = a.gpus[g].uuid;
-  }
+  const std::vector<std::string> uuids = GpuUuidsOn(a, *gpus);  // same_node: all on `a`
+  i.gpu_uuid = uuids.empty() ? "" : uuids[0];
   i.request = p.request;
   i.limit = p.limit;
   i.allocated = true;
-  StartInstanceArgs args{id, i.gpu_uuid, p.request, p.limit, restart, p.batch};
+  StartInstanceArgs args{id, i.gpu_uuid, p.request, p.limit, restart, p.batch, uuids};
   http::Request req =
       AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(f.record.spec, args));
   instances_.emplace(id, std::move(i));

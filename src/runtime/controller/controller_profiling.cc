@@ -26,6 +26,7 @@ void ControllerCore::StartProfiling(ControllerFunction& f) {
     if (agents_[agent].gpu_ids[g] == (*gpus)[0])
       job.gpu = agents_[agent].gpus[g];
   }
+  job.gpu_uuids = GpuUuidsOn(agents_[agent], *gpus);
   job.profiler = options_.profiler;
   job.trial_iterations = options_.trial_iterations;
   job.ready_timeout = options_.profile_ready_timeout;

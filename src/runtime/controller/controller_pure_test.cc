@@ -100,7 +100,7 @@ TEST(AgentApiTest, ParsesNodeStatusWithOptionalFields) {
 
 TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
   const nlohmann::json j =
-      nlohmann::json::parse(StartInstanceBody(Spec(), {17, "EMU-1", 0.3, 0.6, false, 4}));
+      nlohmann::json::parse(StartInstanceBody(Spec(), {17, "EMU-1", 0.3, 0.6, false, 4, {}}));
   EXPECT_EQ(j["id"], 17);
   EXPECT_EQ(j["function"], "resnet");
   EXPECT_EQ(j["kind"], "inference");
@@ -112,6 +112,11 @@ TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
   EXPECT_EQ(j["mem_limit_bytes"], int64_t{2} << 30);
   EXPECT_EQ(j["model_path"], "/models/resnet");
   EXPECT_EQ(j["max_batch"], 4);
+  EXPECT_FALSE(j.contains("gpus"));  // a one-GPU instance: `gpu` alone, as before
+  const nlohmann::json wide = nlohmann::json::parse(
+      StartInstanceBody(Spec(), {18, "EMU-1", 0.3, 0.6, true, 1, {"EMU-1", "EMU-0"}}));
+  EXPECT_EQ(wide["gpu"], "EMU-1");
+  EXPECT_EQ(wide["gpus"], (std::vector<std::string>{"EMU-1", "EMU-0"}));
 }
 
 TEST(AgentApiTest, TrialAnswersAreChecked) {

@@ -60,8 +60,10 @@ namespace {
 
 absl::Status StartInstance(const ProfilingJob& job) {
   // Trials run batches up to the spec's max_batch.
-  StartInstanceArgs args{
-      job.instance_id, job.gpu.uuid, 1.0, 1.0, /*restart=*/false, job.spec.batching.max_batch};
+  StartInstanceArgs args{job.instance_id, job.gpu.uuid,
+                         1.0,             1.0,
+                         /*restart=*/false, job.spec.batching.max_batch,
+                         job.gpu_uuids};
   absl::StatusOr<http::Response> r = http::Fetch(
       job.agent, AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(job.spec, args)));
   if (!r.ok())

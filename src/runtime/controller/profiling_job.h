@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -33,6 +34,7 @@ struct ProfilingJob {
   http::Endpoint agent;
   int64_t instance_id = 0;
   ReportedGpu gpu;  // where the profiling instance runs
+  std::vector<std::string> gpu_uuids;  // all of its GPUs (first = gpu.uuid); spec.gpus of them
   core::ProfilerConfig profiler;
   int trial_iterations = 5;
   absl::Duration ready_timeout = absl::Seconds(120);

@@ -107,6 +107,7 @@ std::string FakeAgent::NodeJson() {
     instances.push_back(json{{"id", id},
                              {"function", i.function},
                              {"gpu", i.gpu},
+                             {"gpus", i.gpus.empty() ? std::vector<std::string>{i.gpu} : i.gpus},
                              {"port", i.port},
                              {"pid", 1000 + id},
                              {"state", i.state},
@@ -160,6 +161,8 @@ void FakeAgent::HandleStart(http::Request& req, http::Responder respond) {
   i.id = b["id"].get<int64_t>();
   i.function = b["function"].get<std::string>();
   i.gpu = b["gpu"].get<std::string>();
+  if (b.contains("gpus") && b["gpus"].is_array())
+    i.gpus = b["gpus"].get<std::vector<std::string>>();
   i.restart = b.value("restart", "");
   i.request = b.value("request", 1.0);
   i.limit = b.value("limit", 1.0);

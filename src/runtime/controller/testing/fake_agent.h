@@ -45,6 +45,7 @@ struct FakeInstance {
   int64_t id = 0;
   std::string function;
   std::string gpu;
+  std::vector<std::string> gpus;  // the StartInstance's "gpus" (empty when absent)
   std::string state;  // starting|ready|draining|stopped
   std::string restart;
   double request = 0;
