@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 #include "nlohmann/json.hpp"
@@ -157,6 +159,51 @@ TEST(ExampleProcessTest, EchoReturnsItsInputsAndDrainsOnSigterm) {
   EXPECT_EQ(j["outputs"], req["inputs"]);
   EXPECT_EQ(j["id"], "e1");
   EXPECT_EQ(echo.Stop(), 0);
+}
+
+// The process state letter of `pid` from /proc ('Z' zombie), or 0 when the process is gone.
+char ProcState(pid_t pid) {
+  std::ifstream f(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat;
+  if (!std::getline(f, stat)) {
+    return 0;
+  }
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : 0;
+}
+
+// An instance the node agent started (SLUICE_INSTANCE_ID set) must not run on unsupervised when
+// the agent dies: the SDK asks for SIGTERM on its parent's death and then drains and exits.
+TEST(ExampleProcessTest, AnAgentStartedInstanceExitsWhenItsParentDies) {
+  SpawnOptions o;
+  // The shell stands for the agent: it starts the instance, prints its pid and dies.
+  o.argv = {"/bin/sh", "-c", "\"$0\" & echo \"pid $!\"; sleep 1",
+            std::string(SLUICE_BIN_DIR) + "/sluice-example-echo"};
+  o.env = {{"PORT", "0"}, {"SLUICE_INSTANCE_ID", "7"}};
+  o.unset_env = {"LD_PRELOAD", "SLUICE_GPU_UUID", "SLUICE_TOKEN_SOCKET"};
+  absl::StatusOr<std::unique_ptr<Subprocess>> sh = Subprocess::Spawn(o);
+  ASSERT_TRUE(sh.ok()) << sh.status();
+  pid_t pid = 0;
+  for (int i = 0; i < 4 && pid == 0; ++i) {
+    absl::StatusOr<std::string> line = (*sh)->ReadLine(absl::Seconds(30));
+    ASSERT_TRUE(line.ok()) << line.status();
+    if (absl::StartsWith(*line, "pid ")) {
+      pid = static_cast<pid_t>(std::atoi(line->c_str() + 4));
+    }
+  }
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE((*sh)->Wait().ok());  // the "agent" is gone
+  char state = ProcState(pid);
+  for (int i = 0; i < 100 && state != 0 && state != 'Z'; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    state = ProcState(pid);
+  }
+  const bool still_running = state != 0 && state != 'Z';
+  if (still_running) {
+    kill(pid, SIGKILL);
+  }
+  EXPECT_FALSE(still_running) << "instance " << pid << " outlived its parent (state " << state
+                              << ")";
 }
 
 // Hand-checked weights: h = relu(I x + [0, -1]); logits = diag(1, 2) h + [0.5, 0].

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 
 namespace sluice::runtime {
@@ -35,6 +37,17 @@ extern "C" void SluiceSdkOnSignal(int) {
 
 }  // namespace
 
+// An instance the node agent started (SLUICE_INSTANCE_ID set) drains and exits when the agent
+// dies, instead of running on unsupervised: the kernel sends SIGTERM when the parent goes
+// (PR_SET_PDEATHSIG), and an agent already gone before this call left us re-parented.
+static void FollowAgent() {
+  const char* id = std::getenv("SLUICE_INSTANCE_ID");
+  if (id == nullptr || *id == '\0') return;
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (parent == 1) RequestShutdown();
+}
+
 absl::Status InstallShutdownHandlers() {
   static std::once_flag once;
   static absl::Status result;
@@ -55,6 +68,7 @@ absl::Status InstallShutdownHandlers() {
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
+    FollowAgent();
   });
   return result;
 }
