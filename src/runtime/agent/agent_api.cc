@@ -197,6 +197,11 @@ http::Response AgentDaemon::Impl::Quota(const http::Request& req) {
     if (const int gi = GpuIndex(uuid); gi >= 0) gis.push_back(gi);
   }
   InstanceSpec spec;
+  if (!gis.empty()) {  // keep what a quota update does not carry (the llm flag)
+    const std::optional<InstanceSpec> current =
+        token_servers[static_cast<size_t>(gis[0])]->InstanceSpecOf(common::InstanceId(*id));
+    if (current) spec.llm = current->llm;
+  }
   spec.quota = {q->request, q->limit};
   spec.slo_sensitive = q->slo_sensitive;
   spec.mem_limit_bytes = q->mem_limit_bytes;
