@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 
 #include "common/status.h"
+#include "runtime/sdk/instance_env.h"
 #include "runtime/sdk/shutdown.h"
 #include "runtime/sdk/trial.h"
 
@@ -40,16 +41,10 @@ void FlushLoop(http::EventLoop& loop) {
 
 absl::StatusOr<FunctionOptions> FunctionOptions::FromEnv(const std::string& default_name) {
   FunctionOptions o;
-  const char* name = std::getenv("SLUICE_FUNCTION");
-  o.name = name != nullptr && *name != '\0' ? name : default_name;
-  if (const char* host = std::getenv("SLUICE_HOST"); host != nullptr && *host != '\0') {
-    o.host = host;
-  }
-  const char* port = std::getenv("PORT");
-  if (port == nullptr || !absl::SimpleAtoi(port, &o.port) || o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("environment PORT: must be a port number, got '",
-                                                   port == nullptr ? "(unset)" : port, "'"));
-  }
+  SLUICE_ASSIGN_OR_RETURN(InstanceAddress a, ReadInstanceAddress(default_name));
+  o.name = std::move(a.name);
+  o.host = std::move(a.host);
+  o.port = a.port;
   return o;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "runtime/sdk/instance_env.h"
 #include "runtime/sdk/shutdown.h"
 
 namespace sluice::runtime {
@@ -18,16 +19,10 @@ namespace sluice::runtime {
 absl::StatusOr<TrainingOptions> TrainingOptions::FromEnv(const std::string& default_name,
                                                          int64_t default_iterations) {
   TrainingOptions o;
-  const char* name = std::getenv("SLUICE_FUNCTION");
-  o.name = name != nullptr && *name != '\0' ? name : default_name;
-  if (const char* host = std::getenv("SLUICE_HOST"); host != nullptr && *host != '\0') {
-    o.host = host;
-  }
-  const char* port = std::getenv("PORT");
-  if (port == nullptr || !absl::SimpleAtoi(port, &o.port) || o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("environment PORT: must be a port number, got '",
-                                                   port == nullptr ? "(unset)" : port, "'"));
-  }
+  SLUICE_ASSIGN_OR_RETURN(InstanceAddress a, ReadInstanceAddress(default_name));
+  o.name = std::move(a.name);
+  o.host = std::move(a.host);
+  o.port = a.port;
   o.iterations = default_iterations;
   if (const char* it = std::getenv("SLUICE_ITERATIONS"); it != nullptr && *it != '\0') {
     if (!absl::SimpleAtoi(it, &o.iterations)) {
