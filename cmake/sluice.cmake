@@ -69,3 +69,23 @@ function(sluice_cc_bench)
   _sluice_common(${A_NAME})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} benchmark::benchmark benchmark::benchmark_main)
 endfunction()
+
+# sluice_depends_when_defined(TARGET t DEPS d...): t depends on each d that exists once every
+# directory is configured (targets of later layers, e.g. sluice-spin and the emulated driver,
+# which tests of runtime/ run and which are absent without the CUDA headers).
+function(sluice_depends_when_defined)
+  cmake_parse_arguments(A "" "TARGET" "DEPS" ${ARGN})
+  # A deferred call expands its arguments when it runs, after this scope is gone: bake the values
+  # into the deferred code now.
+  string(REPLACE ";" " " _deps "${A_DEPS}")
+  cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL \
+                 _sluice_depend_if_defined ${A_TARGET} ${_deps})")
+endfunction()
+
+function(_sluice_depend_if_defined target)
+  foreach(_t ${ARGN})
+    if(TARGET ${_t})
+      add_dependencies(${target} ${_t})
+    endif()
+  endforeach()
+endfunction()
