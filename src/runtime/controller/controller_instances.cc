@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 
 #include "common/status.h"
+#include "core/serving/scale_in.h"
 #include "runtime/controller/controller_core.h"
 #include "runtime/controller/scale_plan.h"
 
@@ -202,11 +203,11 @@ void ControllerCore::Reconcile(ControllerFunction& f, bool cold_start) {
         break;
     }
   } else if (f.desired < n) {
-    std::vector<ScaleInCandidate> candidates;
+    std::vector<core::ScaleInCandidate> candidates;
     for (const ControllerInstance* i : active) {
       candidates.push_back({i->id, i->state == "ready", i->in_flight});
     }
-    for (int64_t id : PickScaleIn(std::move(candidates), n - f.desired))
+    for (int64_t id : core::PickScaleIn(std::move(candidates), n - f.desired))
       ScaleIn(id);
     f.unschedulable = false;
   } else {

@@ -1,6 +1,5 @@
-// Tests of the controller's pure parts: state machine, registry records, agent JSON, scale-in
-// order and ProfileWith against core::Profiler run directly on the fake agent's model.
-#include <random>
+// Tests of the controller's pure parts: state machine, registry records, agent JSON and
+// ProfileWith against core::Profiler run directly on the fake agent's model.
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -9,7 +8,6 @@
 #include "runtime/controller/function_record.h"
 #include "runtime/controller/function_state.h"
 #include "runtime/controller/profiling_job.h"
-#include "runtime/controller/scale_plan.h"
 #include "runtime/controller/testing/fake_agent.h"
 
 namespace sluice::runtime {
@@ -127,28 +125,6 @@ TEST(AgentApiTest, TrialAnswersAreChecked) {
   EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 0, "throughput": 1})").status().message(),
               HasSubstr("latency_ms"));
   EXPECT_THAT(ParseTrialResult(R"({"latency_ms": 1})").status().message(), HasSubstr("throughput"));
-}
-
-TEST(ScalePlanTest, StartingFirstThenLeastLoadedThenNewest) {
-  EXPECT_THAT(PickScaleIn({{1, true, 0}, {2, true, 3}, {3, false, 0}, {4, true, 0}}, 3),
-              ElementsAre(3, 4, 1));
-  EXPECT_THAT(PickScaleIn({{1, true, 0}}, 5), ElementsAre(1));
-}
-
-TEST(ScalePlanTest, PickedVictimsAreDistinctMembersForRandomCases) {
-  for (int seed = 0; seed < 200; ++seed) {
-    std::mt19937 rng(seed);
-    std::vector<ScaleInCandidate> c;
-    const int n = 1 + static_cast<int>(rng() % 8);
-    for (int i = 0; i < n; ++i) {
-      c.push_back({i + 1, rng() % 2 == 0, static_cast<int>(rng() % 4)});
-    }
-    const int k = static_cast<int>(rng() % 10);
-    std::vector<int64_t> v = PickScaleIn(c, k);
-    ASSERT_EQ(static_cast<int>(v.size()), std::min(k, n)) << "seed " << seed;
-    std::sort(v.begin(), v.end());
-    EXPECT_EQ(std::unique(v.begin(), v.end()), v.end()) << "seed " << seed;
-  }
 }
 
 TEST(ProfileWithTest, MatchesCoreProfilerOnTheSameModelWithTheBatchCapped) {

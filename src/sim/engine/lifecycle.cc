@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/serving/scale_in.h"
 #include "sim/engine/engine.h"
 
 namespace sluice::sim {
@@ -260,17 +262,16 @@ void Engine::Reconcile(int fn) {
       return;
     }
   }
-  while (static_cast<int>(f.deployed.size()) > desired) {
-    // Least-loaded first; among equals the newest (a still-loading instance goes before a warm
-    // one that already paid its cold start).
-    int32_t victim = f.deployed.front();
+  if (static_cast<int>(f.deployed.size()) > desired) {
+    // The scale-in order the runtime controller uses too (core::PickScaleIn).
+    std::vector<core::ScaleInCandidate> candidates;
     for (int32_t id : f.deployed) {
-      const int64_t load = instances_[id]->outstanding();
-      const int64_t best = instances_[victim]->outstanding();
-      if (load < best || (load == best && id > victim))
-        victim = id;
+      const Instance& inst = *instances_[id];
+      candidates.push_back({id, inst.state() == InstanceState::kWarm, inst.outstanding()});
     }
-    Drain(victim);
+    const int excess = static_cast<int>(f.deployed.size()) - desired;
+    for (int64_t id : core::PickScaleIn(std::move(candidates), excess))
+      Drain(static_cast<int32_t>(id));
   }
 }
 
