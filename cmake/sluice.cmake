@@ -31,6 +31,18 @@ function(sluice_cc_library)
   endif()
 endfunction()
 
+# sluice_label_discovered_tests(target label...): gtest_discover_tests drops list-valued
+# properties, and a directory's LABELS never reach the tests it discovers, so the labels are set
+# by a script ctest runs after the discovery script (same scope: <target>_TESTS holds the names).
+function(sluice_label_discovered_tests target)
+  set(_labels_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake)
+  file(WRITE ${_labels_file}
+    "foreach(_t IN LISTS ${target}_TESTS)\n"
+    "  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"${ARGN}\")\n"
+    "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_labels_file})
+endfunction()
+
 function(sluice_cc_test)
   cmake_parse_arguments(A "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${A_NAME} ${A_SRCS})
@@ -40,16 +52,8 @@ function(sluice_cc_test)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     PROPERTIES LABELS unit ENVIRONMENT "SLUICE_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)
-  # gtest_discover_tests drops list-valued properties, and a directory's LABELS never reach the
-  # tests it discovers, so extra labels are set by a script ctest runs after the discovery
-  # script (same scope: <target>_TESTS holds the discovered names).
   if(A_LABELS)
-    set(_labels_file ${CMAKE_CURRENT_BINARY_DIR}/${A_NAME}_labels.cmake)
-    file(WRITE ${_labels_file}
-      "foreach(_t IN LISTS ${A_NAME}_TESTS)\n"
-      "  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"unit;${A_LABELS}\")\n"
-      "endforeach()\n")
-    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_labels_file})
+    sluice_label_discovered_tests(${A_NAME} unit ${A_LABELS})
   endif()
 endfunction()
 
