@@ -31,6 +31,8 @@ struct PolicyParts {
   std::function<std::unique_ptr<HorizontalScaler>(const FunctionTraits&)> scaler;
   std::function<std::unique_ptr<VerticalController>(GpuId)> controller;
   bool work_conserving = false;
+  // Optional (policies with a hybrid scaler, e.g. has-gpu); empty: none.
+  std::function<std::unique_ptr<HybridScaler>(const FunctionTraits&)> hybrid;
 };
 
 class ComposedPolicySet final : public PolicySet {
@@ -48,6 +50,9 @@ class ComposedPolicySet final : public PolicySet {
     return parts_.controller(gpu);
   }
   bool work_conserving() const override { return parts_.work_conserving; }
+  std::unique_ptr<HybridScaler> MakeHybridScaler(const FunctionTraits& f) const override {
+    return parts_.hybrid ? parts_.hybrid(f) : nullptr;
+  }
 
  private:
   PolicyParts parts_;

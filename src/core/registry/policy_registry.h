@@ -19,7 +19,10 @@
 
 #include "absl/status/statusor.h"
 
+#include "absl/time/time.h"
+#include "core/perf/perf_model.h"
 #include "core/policy/horizontal.h"
+#include "core/policy/hybrid.h"
 #include "core/policy/placement.h"
 #include "core/policy/policy_params.h"
 #include "core/policy/vertical.h"
@@ -36,6 +39,13 @@ struct FunctionTraits {
   int max_instances = 1 << 20;
   double capacity_rps = 0;    // profiled per-instance serving throughput (requests/s)
   bool slo_sensitive = true;  // inference true, training false
+  // For policies that size instances themselves (HAS-GPU's hybrid scaler asks latency of
+  // (batch, s, q)): the model's latency, the largest batch and the SLO. The latency model is
+  // owned by the caller's PerfModel and outlives every policy object; null when unknown.
+  const LatencyModel* latency = nullptr;
+  int max_batch = 1;
+  absl::Duration slo = absl::InfiniteDuration();
+  Bytes memory;  // GPU memory of one instance
 };
 
 // One named allocation scheme. Owns its placement policy (stateful: it may keep indices fed by
@@ -50,6 +60,12 @@ class PolicySet {
   virtual SmQuota QuotaFor(const FunctionTraits& f) const = 0;
   virtual std::unique_ptr<HorizontalScaler> MakeScaler(const FunctionTraits& f) const = 0;
   virtual std::unique_ptr<VerticalController> MakeVerticalController(GpuId gpu) const = 0;
+  // A scaler that decides vertical and horizontal actions together (core/policy/hybrid.h); when
+  // it returns non-null for `f`, the caller drives it instead of MakeScaler(f) + placement().
+  // Default: none.
+  virtual std::unique_ptr<HybridScaler> MakeHybridScaler(const FunctionTraits& f) const {
+    return nullptr;
+  }
   // True when idle SM capacity on a GPU flows to busy co-located instances up to their cap
   // (limit or token budget); false for static partitions (MPS), where each instance runs at its
   // quota.

@@ -37,6 +37,10 @@ absl::Status ValidateQuota(const SmQuota& q) {
         absl::StrCat("SM quota must satisfy 0 < request <= limit <= 1", " (request=", q.request,
                      ", limit=", q.limit, ")"));
   }
+  if (!(q.time_quota > 0) || !(q.time_quota <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("time_quota must be in (0, 1] (time_quota=", q.time_quota, ")"));
+  }
   return absl::OkStatus();
 }
 
@@ -77,6 +81,7 @@ absl::Status ClusterState::Add(const Allocation& a) {
   held.push_back(a.gpu);
   g.sum_request += a.quota.request;
   g.sum_limit += a.quota.limit;
+  g.sum_held += a.quota.held();
   g.memory_used += a.memory;
   g.allocations.push_back(a);
   MarkActive(a.gpu);
@@ -97,17 +102,38 @@ std::vector<Allocation> ClusterState::Remove(InstanceId instance) {
     SLUICE_CHECK(a != v.end());
     g.sum_request -= a->quota.request;
     g.sum_limit -= a->quota.limit;
+    g.sum_held -= a->quota.held();
     g.memory_used -= a->memory;
     released.push_back(*a);
     v.erase(a);
     if (v.empty()) {
       g.sum_request = 0;  // wipe accumulated rounding error
       g.sum_limit = 0;
+      g.sum_held = 0;
       MarkIdle(id);
     }
   }
   holdings_.erase(it);
   return released;
+}
+
+absl::Status ClusterState::UpdateQuota(InstanceId instance, const SmQuota& quota) {
+  SLUICE_RETURN_IF_ERROR(ValidateQuota(quota));
+  auto it = holdings_.find(instance);
+  if (it == holdings_.end()) {
+    return absl::NotFoundError(absl::StrCat("instance ", instance.value(), " holds no GPU"));
+  }
+  for (GpuId id : it->second) {
+    GpuState& g = gpus_[id.value()];
+    auto a = std::find_if(g.allocations.begin(), g.allocations.end(),
+                          [&](const Allocation& x) { return x.instance == instance; });
+    SLUICE_CHECK(a != g.allocations.end());
+    g.sum_request += quota.request - a->quota.request;
+    g.sum_limit += quota.limit - a->quota.limit;
+    g.sum_held += quota.held() - a->quota.held();
+    a->quota = quota;
+  }
+  return absl::OkStatus();
 }
 
 std::vector<GpuId> ClusterState::GpusOf(InstanceId instance) const {

@@ -46,10 +46,17 @@ struct ClusterSpec {
   static ClusterSpec Uniform(int count, const NodeSpec& node, const std::string& prefix = "node");
 };
 
-// SM quota as a continuous fraction of one GPU (Dilu Table 1).
+// SM quota as a continuous fraction of one GPU (Dilu Table 1), with HAS-GPU's spatio-temporal
+// quota beside it. HAS-GPU's P_i = (b_i, s_i, q_i): the SM partition s_i is a static spatial share,
+// request == limit == s_i; the time quota q_i is the fraction of each scheduling window the
+// instance may run (1 = no time slicing, the only value Dilu-style policies use). The GPU time an
+// instance holds is limit x time_quota (HAS-GPU's s_i x q_i; HGO sums it per GPU).
 struct SmQuota {
   double request = 1.0;
   double limit = 1.0;
+  double time_quota = 1.0;  // in (0, 1]
+  // s x q: the fraction of the GPU's SM-time this quota can use at most.
+  double held() const { return limit * time_quota; }
   friend bool operator==(const SmQuota&, const SmQuota&) = default;
 };
 
@@ -57,7 +64,7 @@ struct SmQuota {
 // elastic (Sluice/Dilu) = request < limit <= 1.
 enum class QuotaKind { kExclusive, kStatic, kElastic };
 QuotaKind ClassifyQuota(const SmQuota& q);
-// OK when 0 < request <= limit <= 1.
+// OK when 0 < request <= limit <= 1 and 0 < time_quota <= 1.
 [[nodiscard]] absl::Status ValidateQuota(const SmQuota& q);
 
 // One instance's share of one GPU. A multi-GPU instance holds one Allocation per GPU.
@@ -75,6 +82,7 @@ struct GpuState {
   GpuSpec spec;
   double sum_request = 0;
   double sum_limit = 0;
+  double sum_held = 0;  // sum of limit x time_quota: HAS-GPU's H_G (HGO)
   Bytes memory_used;
   std::vector<Allocation> allocations;  // small: a handful of co-located instances
 
@@ -101,6 +109,10 @@ class ClusterState {
   // exceed the GPU's capacity, the quota is invalid, or the instance already holds that GPU.
   // Oversubscription caps (sum of requests/limits) are the policy's business, not checked here.
   [[nodiscard]] absl::Status Add(const Allocation& a);
+  // Changes the quota of `instance` on every GPU it holds (vertical scaling: HAS-GPU's time-quota
+  // steps, a new <request, limit>), keeping the per-GPU sums. Fails (changing nothing) if the
+  // instance is unknown or the quota invalid. Caps are the policy's business, as for Add.
+  [[nodiscard]] absl::Status UpdateQuota(InstanceId instance, const SmQuota& quota);
   // Releases every allocation of `instance`. Returns the released allocations.
   std::vector<Allocation> Remove(InstanceId instance);
   // GPUs held by `instance` (empty if none).
