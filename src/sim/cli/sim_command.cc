@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/perf/perf_model.h"
+#include "sim/cli/predict_command.h"
 #include "sim/cli/profile_command.h"
 #include "sim/experiment/experiment_loader.h"
 #include "sim/experiment/experiment_runner.h"
@@ -19,6 +20,8 @@
 #include "sim/placement/placement_config.h"
 #include "sim/placement/placement_experiment.h"
 #include "sim/placement/placement_report.h"
+#include "sim/predictor/rapp_data.h"
+#include "sim/workload/file_io.h"
 
 namespace sluice::sim {
 namespace {
@@ -66,6 +69,10 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   SLUICE_ASSIGN_OR_RETURN(const std::string kind, ReadExperimentKind(options.experiment));
   if (kind == "placement_replay") return RunPlacement(options, out);
   const std::unique_ptr<core::PerfModel> perf = core::PerfModel::BuiltIn();
+  // Predictor-backed `rapp/<model>` models (src/sim/predictor), only when the file names one.
+  if (absl::StatusOr<std::string> text = ReadFileMaybeXz(options.experiment); text.ok()) {
+    SLUICE_RETURN_IF_ERROR(AddRappModelsNamedIn(*text, *perf));
+  }
   SLUICE_ASSIGN_OR_RETURN(LoadedExperiment loaded,
                           LoadExperimentWithProfiles(options.experiment, *perf));
   SimConfig& config = loaded.config;
@@ -127,6 +134,7 @@ void RegisterSim(CLI::App& app, int& exit_code) {
     exit_code = RunSimCommand(o, std::cout, std::cerr);
   });
   RegisterSimProfile(*sim, exit_code);
+  RegisterSimPredict(*sim, exit_code);
 }
 
 }  // namespace sluice::sim
