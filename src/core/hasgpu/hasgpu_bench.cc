@@ -48,7 +48,9 @@ std::unique_ptr<Fleet> Build(int functions) {
     double capacity = 0;
     const double s = 0.1 * (1 + rng() % 5);
     for (int p = 0, n = 1 + static_cast<int>(rng() % 3); p < n; ++p) {
-      InstanceDemand d{FunctionId(f), InstanceId(next++)};
+      InstanceDemand d;
+      d.function = FunctionId(f);
+      d.instance = InstanceId(next++);
       d.memory_per_gpu = fn.memory;
       d.quota = {s, s, 0.2 * (1 + rng() % 5)};
       absl::StatusOr<std::vector<GpuId>> g = placement.Place(d, *fleet->state);
