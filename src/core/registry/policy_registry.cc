@@ -12,6 +12,7 @@
 #include "core/registry/baseline_policies.h"
 #include "core/registry/builtin_policies.h"
 #include "core/registry/dilu_policy_set.h"
+#include "core/registry/hasgpu_policies.h"
 
 namespace sluice::core {
 namespace {
@@ -28,6 +29,9 @@ void AddBuiltins(Registry& registry) {
   registry["infless-r"] = MakeInflessRequestPolicySet;
   registry["tgs"] = MakeTgsPolicySet;
   registry["dilu"] = MakeDiluPolicySet;
+  registry["kserve"] = MakeKservePolicySet;
+  registry["fast-gshare"] = MakeFastGsharePolicySet;
+  registry["has-gpu"] = MakeHasGpuPolicySet;
 }
 
 Registry& GetRegistry() {

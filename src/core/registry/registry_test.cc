@@ -104,7 +104,7 @@ TEST(PolicyRegistryTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("exp.yaml"));
   EXPECT_THAT(s.message(), HasSubstr("unknown policy 'dilu-typo'"));
-  EXPECT_THAT(s.message(), HasSubstr("dilu, exclusive, fast-gs+, infless+, infless-l, infless-r"));
+  EXPECT_THAT(s.message(), HasSubstr("dilu, exclusive, fast-gs+, fast-gshare, has-gpu, infless+, infless-l, infless-r, kserve"));
 }
 
 TEST(PolicyRegistryTest, RegisterAddsAnEntry) {

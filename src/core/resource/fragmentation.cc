@@ -14,7 +14,7 @@ namespace {
 constexpr double kShareEps = 1e-9;
 
 double Unallocated(const GpuState& g) {
-  return std::max(0.0, 1.0 - g.sum_request);
+  return std::max(0.0, 1.0 - GuaranteedSmTime(g));
 }
 
 // What FGD needs to know about one GPU.
@@ -42,7 +42,7 @@ double FgdOfRooms(std::span<const GpuRoom> rooms, const TargetWorkload& w, doubl
     int usable = 0;
     double unusable_free = 0;
     for (const GpuRoom& r : rooms) {
-      if (r.free_share + kShareEps >= t.share && r.free_memory >= t.memory) {
+      if (r.free_share + kShareEps >= t.share * t.time_quota && r.free_memory >= t.memory) {
         ++usable;
       } else {
         unusable_free += r.free_share;
@@ -65,11 +65,18 @@ std::vector<GpuRoom> RoomsOf(const ClusterState& state, NodeId node) {
 
 }  // namespace
 
+double GuaranteedSmTime(const GpuState& gpu) {
+  double sum = 0;
+  for (const Allocation& a : gpu.allocations)
+    sum += a.quota.request * a.quota.time_quota;
+  return sum;
+}
+
 GpuFragment DiluFragment(const GpuState& gpu) {
   if (!gpu.active())
     return {};
   GpuFragment f;
-  f.sm = 1.0 - std::min(1.0, gpu.sum_request);
+  f.sm = 1.0 - std::min(1.0, GuaranteedSmTime(gpu));
   const double cap = static_cast<double>(gpu.spec.memory.count());
   f.memory = cap <= 0 ? 0.0 : static_cast<double>(gpu.memory_free().count()) / cap;
   return f;
@@ -94,11 +101,12 @@ absl::Status ValidateTargetWorkload(const TargetWorkload& w) {
   for (size_t i = 0; i < w.tasks.size(); ++i) {
     const TaskClass& t = w.tasks[i];
     if (t.gpus < 0 || !(t.share > 0 && t.share <= 1) || t.memory.count() < 0 || !(t.weight >= 0) ||
-        !std::isfinite(t.weight)) {
+        !std::isfinite(t.weight) || !(t.time_quota > 0 && t.time_quota <= 1)) {
       return absl::InvalidArgumentError(
           absl::StrCat("target workload task ", i, ": need gpus >= 0, 0 < share <= 1, ",
-                       "memory >= 0, finite weight >= 0 (gpus=", t.gpus, ", share=", t.share,
-                       ", weight=", t.weight, ")"));
+                       "0 < time_quota <= 1, memory >= 0, finite weight >= 0 (gpus=", t.gpus,
+                       ", share=", t.share, ", time_quota=", t.time_quota, ", weight=", t.weight,
+                       ")"));
     }
   }
   if (!(TotalWeight(w) > 0)) {

@@ -2,6 +2,16 @@
 // fragments of active GPUs (ASPLOS'25 §5.5, Fig. 20) and FGD's expected unusable GPU share for a
 // target workload (Weng et al., ATC'23). Used by the simulator's metrics and by experiments.
 // Pure functions; thread-safe as long as the ClusterState is not being modified.
+//
+// Time quotas (HAS-GPU, FaST-GShare): both measures count *SM-time*, not SMs. An allocation with
+// SM request r and time quota q is guaranteed r x q of the GPU's SM-time (its SMs for a fraction q
+// of every scheduling window), so a GPU's guaranteed share is G_g = sum of request_i x
+// time_quota_i and its free share is 1 - min(1, G_g): a GPU with one pod (s = 0.5, q = 0.4) is
+// 0.8 free, since the other 0.5 of its SMs are free all the time and the pod's own 0.5 are free
+// 60 % of the time. With every time_quota = 1 (Dilu, MPS, exclusive) this is exactly the
+// spatial measure, G_g = sum of requests. It does not see HAS-GPU's alignment rule (a slot's free
+// time is usable only by pods of that slot's SM partition: core/hasgpu/aligned_gpu.h), so for
+// aligned placement it is a lower bound on what is stranded.
 #ifndef SLUICE_CORE_RESOURCE_FRAGMENTATION_H_
 #define SLUICE_CORE_RESOURCE_FRAGMENTATION_H_
 
@@ -15,13 +25,17 @@ namespace sluice::core {
 
 // ---- Dilu (§5.5) --------------------------------------------------------------------------
 // The unused part of an *active* GPU (one hosting at least one allocation), as fractions of that
-// GPU: sm = 1 - min(1, sum of SM requests); memory = free memory / capacity. An idle GPU is not a
+// GPU: sm = 1 - min(1, sum of SM request x time_quota) (free SM-time, see above);
+// memory = free memory / capacity. An idle GPU is not a
 // fragment (it can be handed out whole, or powered down): {0, 0}.
 struct GpuFragment {
   double sm = 0;
   double memory = 0;
 };
 GpuFragment DiluFragment(const GpuState& gpu);
+// G_g: the SM-time guaranteed to the allocations of `gpu`, sum of request x time_quota (equal to
+// sum_request when every time_quota is 1). O(allocations on the GPU).
+double GuaranteedSmTime(const GpuState& gpu);
 
 // Cluster-wide Dilu fragmentation. The sums are in GPU units (e.g. sm_sum = 1.5 means one and a
 // half GPUs' worth of SMs are stranded on active GPUs); the ratios average over active GPUs.
@@ -40,24 +54,27 @@ DiluFragmentation MeasureDilu(const ClusterState& state);
 
 // ---- FGD (Weng et al., ATC'23, "Beware of Fragmentation") ---------------------------------
 // One class of task in the target workload: `gpus` GPUs (0 = a CPU-only task), each needing
-// `share` of the GPU's SMs (in (0, 1]) and `memory`, drawn with relative popularity `weight`.
-// FGD's tasks are either fractional (gpus = 1, share < 1) or whole-GPU (share = 1).
+// `share` of the GPU's SMs (in (0, 1]) for a fraction `time_quota` (in (0, 1]) of the time, i.e.
+// share x time_quota of its SM-time, and `memory`, drawn with relative popularity `weight`.
+// FGD's tasks are either fractional (gpus = 1, share < 1) or whole-GPU (share = 1), time_quota 1.
 struct TaskClass {
   int gpus = 1;
   double share = 1.0;
   Bytes memory;
   double weight = 1.0;
+  double time_quota = 1.0;
 };
 struct TargetWorkload {
   std::vector<TaskClass> tasks;
 };
 // OK when the list is non-empty, every weight >= 0 with a positive total, gpus >= 0,
-// 0 < share <= 1 and memory >= 0.
+// 0 < share <= 1, 0 < time_quota <= 1 and memory >= 0.
 [[nodiscard]] absl::Status ValidateTargetWorkload(const TargetWorkload& w);
 
 // Definition implemented (FGD §3.2, generalised with memory):
-//   A GPU g's unallocated share is R_g = max(0, 1 - sum of SM requests on g).
-//   GPU g is *usable* by task class m when R_g >= m.share and g's free memory >= m.memory.
+//   A GPU g's unallocated share is R_g = max(0, 1 - G_g), its free SM-time (G_g above).
+//   GPU g is *usable* by task class m when R_g >= m.share x m.time_quota and g's free memory
+//   >= m.memory.
 //   Node n can *host* m when at least m.gpus of its GPUs are usable by m (and m.gpus >= 1).
 //   F_n(m) = sum of R_g over all GPUs of n                  if n cannot host m (incl. gpus = 0),
 //          = sum of R_g over GPUs of n that m cannot use   otherwise.

@@ -107,6 +107,31 @@ TEST(FgdFragmentationTest, RejectsBadWorkloads) {
   EXPECT_FALSE(ValidateTargetWorkload({{{1, 0.5, Bytes(0), 0}}}).ok());
 }
 
+// Time quotas: a GPU holding s x q is partly free in time. GPU0: (s 0.5, q 0.4) + (s 0.5,
+// q 0.6) -> G = 0.5, free 0.5 of SM-time (a spatial count would call it full). GPU1: (s 1, q 0.5).
+TEST(TimeQuotaFragmentationTest, FreeShareIsFreeSmTime) {
+  ClusterState c(ClusterSpec::Uniform(1, NodeSpec{}));
+  auto add = [&](int inst, int gpu, double s, double q) {
+    ASSERT_TRUE(c.Add({InstanceId(inst), FunctionId(1), GpuId(gpu), Bytes::GiB(4), {s, s, q}}).ok());
+  };
+  add(1, 0, 0.5, 0.4);
+  add(2, 0, 0.5, 0.6);
+  add(3, 1, 1.0, 0.5);
+  EXPECT_NEAR(GuaranteedSmTime(c.gpu(GpuId(0))), 0.5, 1e-12);
+  EXPECT_NEAR(DiluFragment(c.gpu(GpuId(0))).sm, 0.5, 1e-12);
+  EXPECT_NEAR(DiluFragment(c.gpu(GpuId(1))).sm, 0.5, 1e-12);
+  EXPECT_NEAR(MeasureDilu(c).sm_sum, 1.0, 1e-12);
+  // A task of SM-time 0.6 x 0.5 = 0.3 fits both active GPUs; one of 0.6 x 1 fits neither
+  // (their 0.5 + 0.5 is stranded), nor do the two idle GPUs strand anything for it.
+  TargetWorkload half{{{1, 0.6, Bytes::GiB(1), 1, 0.5}}};
+  TargetWorkload full{{{1, 0.6, Bytes::GiB(1), 1, 1.0}}};
+  EXPECT_NEAR(FgdNodeFragmentation(c, NodeId(0), half), 0.0, 1e-12);
+  EXPECT_NEAR(FgdNodeFragmentation(c, NodeId(0), full), 1.0, 1e-12);
+  EXPECT_NEAR(MeasureFgd(c, full).unallocated_sum, 3.0, 1e-12);
+  EXPECT_FALSE(ValidateTargetWorkload({{{1, 0.5, Bytes(0), 1, 0.0}}}).ok());
+  EXPECT_FALSE(ValidateTargetWorkload({{{1, 0.5, Bytes(0), 1, 1.5}}}).ok());
+}
+
 // The cluster-wide FGD (with its idle-node cache) equals the sum of per-node values, and Dilu's
 // sums equal a brute-force scan, on random clusters.
 TEST(FragmentationPropertyTest, ClusterMeasuresMatchBruteForce) {
