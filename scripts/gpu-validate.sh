@@ -2,7 +2,7 @@
 # gpu-validate.sh: Sluice's GPU validation kit (docs/GPU.md). On a machine with an NVIDIA GPU, the
 # CUDA toolkit (nvcc) and optionally PyTorch, builds Sluice and the test programs in tools/gpu,
 # then measures per-launch overhead of libsluice_cuda.so (LD_PRELOAD and LD_LIBRARY_PATH loading),
-# share accuracy (sluice node share-test), the memory limit on every allocation path, and
+# share accuracy (sluice node share-test, SM shares and time quotas), the memory limit on every allocation path, and
 # PyTorch workloads under the library; writes OUT/gpu-validate-report.{json,md}.
 # Exit: 0 all checks passed, 1 some check failed (report written), 2 cannot run here.
 set -euo pipefail
@@ -194,12 +194,18 @@ run_in baseline "$RAW/probe/cost_sampler.json" "$OUT/bin/cost_sampler_probe"
 # --- 2. share accuracy -----------------------------------------------------------------------
 SHARE_DEVICE=cuda
 ((EMULATED)) && SHARE_DEVICE=emulated
-for limits in 0.3,0.7 0.5,0.5 0.1,0.9; do
-  echo "gpu-validate: share test --limits $limits ($SHARE_SECONDS s)"
-  f=$RAW/share/$limits.json
+# LIMITS or LIMITS@TIME_QUOTAS (HAS-GPU's (s, q): SM shares with time quotas; the expected share
+# is s_i / max(1, sum s) x q_i, normalised, and of device time; docs/time-based-tokens.md).
+for run in 0.3,0.7 0.5,0.5 0.1,0.9 0.5,0.5@0.3,0.7; do
+  limits=${run%@*}
+  quota_args=()
+  [[ $run == *@* ]] && quota_args=(--time-quotas "${run#*@}")
+  echo "gpu-validate: share test --limits $limits ${quota_args[*]} ($SHARE_SECONDS s)"
+  f=$RAW/share/$run.json
   rc=0
   timeout 900 env -u LD_PRELOAD "$SLUICE" node share-test --device "$SHARE_DEVICE" \
-    --limits "$limits" --seconds "$SHARE_SECONDS" --json >"$f" 2>"$f.err" || rc=$?
+    --limits "$limits" "${quota_args[@]}" --seconds "$SHARE_SECONDS" --json >"$f" 2>"$f.err" ||
+    rc=$?
   echo "$rc" >"$f.rc"
 done
 

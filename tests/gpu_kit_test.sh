@@ -91,6 +91,9 @@ if kind == "emulated":
             problems.append(f"share {row['limits']} did not run: rc {row['rc']}")
         else:
             print(f"share {row['limits']}: measured {row['measured']} (emulated)")
+if not any("@" in row["limits"] and row.get("measured_time_share")
+           for row in r["share_accuracy"]):
+    problems.append("the time-quota share check (LIMITS@TIME_QUOTAS) did not run")
 problems += failed
 if not r["launch_overhead"] or not r["share_accuracy"] or not r["memory_limit"]:
     problems.append("a section is empty")

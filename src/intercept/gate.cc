@@ -162,16 +162,23 @@ int64_t PeriodNs(const Registration* reg) {
   return p > 0 ? p : kDefaultPeriodNs;
 }
 
-// Fail-open metering: once per local period, refill our own budget to limit * max_tokens with the
-// server's rule (debt carries, surplus does not). False when the segment gives nothing to meter.
+// A ppm field of the slot in (0, 1e6]; 0 or out of range (a field an older server never
+// wrote) reads as 1e6.
+int64_t PpmOr1(uint32_t& field) {
+  const int64_t ppm = Ref(field).load(std::memory_order_relaxed);
+  return ppm <= 0 || ppm > 1000000 ? 1000000 : ppm;
+}
+
+// Fail-open metering: once per local period, refill our own budget to limit * time quota *
+// max_tokens (the time quota spread evenly over the window, protocol 1.2) with the server's rule
+// (debt carries, surplus does not). Both fields are read at every local period, so a live change
+// applies from the next one. False when the segment gives nothing to meter.
 bool SelfRefill(Registration* reg, int64_t now) {
   const int64_t max_tokens = Ref(reg->header->max_tokens).load(std::memory_order_relaxed);
   if (max_tokens <= 0)
     return false;
-  int64_t limit_ppm = Ref(reg->slot->limit_ppm).load(std::memory_order_relaxed);
-  if (limit_ppm <= 0 || limit_ppm > 1000000)
-    limit_ppm = 1000000;
-  int64_t tokens = max_tokens * limit_ppm / 1000000;
+  int64_t tokens = max_tokens * PpmOr1(reg->slot->limit_ppm) / 1000000;
+  tokens = tokens * PpmOr1(reg->slot->time_quota_ppm) / 1000000;
   if (tokens < 1)
     tokens = 1;
   const int64_t k = now / PeriodNs(reg);

@@ -1,7 +1,8 @@
 // The launch gate through libsluice_cuda.so, with the test acting as the token server
 // (FakeTokenServer drives the shared segment by hand): registration, per-launch charges on every
 // launch entry point, refunds, blocking on an exhausted budget until a refill, stream capture,
-// and the fail policies when the server is gone (never a hang: each child runs under alarm()).
+// the fail policies when the server is gone (never a hang: each child runs under alarm()), and
+// the time quota of protocol 1.2 (a spent slice waits; fail-open meters limit x q).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <unistd.h>
@@ -223,6 +224,57 @@ TEST(GateTest, FailOpenMetersItselfAtItsLimit) {
     ASSERT_EQ(rig.Launch(10), CUDA_SUCCESS);   // waits for the next local period at most
     EXPECT_EQ(rig.budget(), 500 - 50 - 10);
     EXPECT_EQ(rig.device->launches.load(), 4);
+  });
+}
+
+// Time quota (1.2): a spent slice is a zero refill; the launch sleeps through it and runs at
+// the refill that opens the next window, never reaching the driver before.
+TEST(GateTest, SpentTimeSliceWaitsForTheNextWindow) {
+  RunInChild([] {
+    FakeServerOptions options;
+    options.initial_budget = 0;
+    options.time_quota_ppm = 250000;
+    Rig rig(options);
+    std::atomic<bool> done{false};
+    std::thread blocked([&] {
+      EXPECT_EQ(rig.Launch(10), CUDA_SUCCESS);
+      done.store(true);
+    });
+    rig.AwaitWaiters(1);
+    for (int period = 0; period < 3; ++period) {  // the rest of the window: no tokens
+      rig.server->Refill(0, 0);
+      usleep(2000);
+      rig.AwaitWaiters(1);
+      EXPECT_FALSE(done.load());
+    }
+    EXPECT_EQ(rig.device->launches.load(), 0);
+    rig.server->Refill(0, 100);  // the next window's slice
+    blocked.join();
+    EXPECT_EQ(rig.device->launches.load(), 1);
+    EXPECT_EQ(rig.budget(), 90);
+  });
+}
+
+TEST(GateTest, FailOpenMetersItselfAtLimitTimesTimeQuotaAndFollowsChanges) {
+  RunInChild([] {
+    FakeServerOptions options;
+    options.initial_budget = 1;
+    options.limit_ppm = 500000;
+    options.time_quota_ppm = 300000;
+    options.max_tokens = 1000;
+    Rig rig(options);
+    setenv("SLUICE_FAIL_TIMEOUT_MS", "20", 1);
+    ASSERT_EQ(rig.Launch(1), CUDA_SUCCESS);
+    rig.server->RejectAll(SLUICE_REJECT_NO_SLOT);
+    rig.server->Stall();
+    ASSERT_EQ(rig.Launch(100), CUDA_SUCCESS);
+    EXPECT_EQ(rig.budget(), 150 - 100) << "refilled locally to limit * q * max_tokens";
+    // A live change (the server rewrote the slot before it stalled) applies from the next
+    // local period: the budget is overdrawn, so the next launch waits for that refill.
+    std::atomic_ref<uint32_t>(rig.slot()->time_quota_ppm).store(800000);
+    ASSERT_EQ(rig.Launch(60), CUDA_SUCCESS);  // overdraws to -10
+    ASSERT_EQ(rig.Launch(10), CUDA_SUCCESS);  // waits one local period at most
+    EXPECT_EQ(rig.budget(), 400 - 10 - 10);
   });
 }
 

@@ -19,9 +19,14 @@ extern "C" {
 /* Version handshake: a client and a server talk if their majors are equal; they then use
  * min(minor). A minor bump only appends fields into reserved space or adds message types. */
 #define SLUICE_PROTO_MAJOR 1
-#define SLUICE_PROTO_MINOR 1
-/* Minor history: 1.1 added SluiceSlot.sync_points (a 1.0 peer neither writes nor reads it). */
+#define SLUICE_PROTO_MINOR 2
+/* Minor history: 1.1 added SluiceSlot.sync_points (a 1.0 peer neither writes nor reads it).
+ * 1.2 added the time quota (HAS-GPU's q): SluiceSlot.time_quota_ppm (was reserved1),
+ * SluiceSlot.share_tokens (line 3, was padding) and SluiceShmHeader.time_window_ns (was
+ * reserved). All three are server-written; the server enforces q through the budgets it
+ * issues, so a 1.0/1.1 client is time-sliced too and only its fail-open metering ignores q. */
 #define SLUICE_PROTO_MINOR_SYNC_POINTS 1
+#define SLUICE_PROTO_MINOR_TIME_QUOTA 2
 
 /* ---- Shared-memory segment: one per GPU, in /dev/shm ----
  * Name: SLUICE_SHM_PREFIX + GPU UUID as printed by nvidia-smi, e.g. "/sluice-gpu-GPU-8a5c...".
@@ -69,7 +74,10 @@ typedef struct SluiceShmHeader {
   uint64_t period_seq;     /* [atomic] +1 at every refill, stored (release) after all budgets */
   int64_t heartbeat_ns;    /* [atomic] CLOCK_MONOTONIC ns of the latest refill (release) */
   char gpu_uuid[SLUICE_UUID_BYTES];
-  uint8_t reserved[256 - 136];
+  /* 1.2: the time-quota scheduling window (a whole number of periods, >= period_ns). A slot's
+   * time_quota_ppm is the share of each window it may run kernels for. 0 in a 1.0/1.1 segment. */
+  int64_t time_window_ns; /* [atomic] */
+  uint8_t reserved[256 - 144];
 } SluiceShmHeader;
 
 /* One instance slot: four cache lines. Line 0 is the launch fast path (client RMWs every launch,
@@ -93,7 +101,9 @@ typedef struct SluiceSlot {
   uint32_t request_ppm; /* [atomic] guaranteed share of the GPU, parts per million */
   uint32_t limit_ppm;   /* [atomic] maximum share of the GPU, parts per million */
   uint32_t flags;       /* [atomic] SLUICE_SLOT_FLAG_* */
-  uint32_t reserved1;
+  /* [atomic] 1.2: time quota q, parts per million of each scheduling window the instance may
+   * run kernels for (at its limit share within that time). 0 (a 1.0/1.1 server) means 1e6. */
+  uint32_t time_quota_ppm;
   int64_t registered_ns; /* CLOCK_MONOTONIC ns of the welcome */
   uint8_t pad1[SLUICE_CACHE_LINE - 48];
   /* -- line 2: memory -- */
@@ -111,7 +121,10 @@ typedef struct SluiceSlot {
   int64_t kernels_last_period; /* [atomic] kernels_total delta over the last full period */
   int64_t tokens_issued;       /* [atomic] tokens granted for the current period */
   int64_t klc_ns;              /* [atomic] latest kernel-launch cycle measured by the server */
-  uint8_t pad3[SLUICE_CACHE_LINE - 32];
+  /* [atomic] 1.2: tokens the vertical controller granted for the current period from the SM
+   * share alone, before the time quota; tokens_issued <= share_tokens. */
+  int64_t share_tokens;
+  uint8_t pad3[SLUICE_CACHE_LINE - 40];
 } SluiceSlot;
 
 SLUICE_STATIC_ASSERT(sizeof(SluiceShmHeader) == 256, "header layout");
@@ -120,6 +133,9 @@ SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, state) == SLUICE_CACHE_LINE, "slot lin
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, mem_limit_bytes) == 2 * SLUICE_CACHE_LINE, "line 2");
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, sync_points) == 2 * SLUICE_CACHE_LINE + 24, "line 2");
 SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, blocks_last_period) == 3 * SLUICE_CACHE_LINE, "line 3");
+SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, time_quota_ppm) == SLUICE_CACHE_LINE + 36, "line 1");
+SLUICE_STATIC_ASSERT(offsetof(SluiceSlot, share_tokens) == 3 * SLUICE_CACHE_LINE + 32, "line 3");
+SLUICE_STATIC_ASSERT(offsetof(SluiceShmHeader, time_window_ns) == 136, "header 1.2");
 
 /* The slots follow the header; the segment is mapped page-aligned so slots are line-aligned. */
 static inline SluiceSlot* SluiceShmSlots(SluiceShmHeader* h) {

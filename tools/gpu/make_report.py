@@ -144,20 +144,26 @@ def share_section(raw, checks):
         records = json_lines(path)
         rec = records[0] if records else None
         name = os.path.basename(path)[:-5]
+        # NAME is LIMITS or LIMITS@TIME_QUOTAS (a time-quota share check).
         row = {"limits": name, "rc": rc}
         if rec:
             row.update({k: rec.get(k) for k in ("device", "device_name", "expected", "measured",
                                                 "max_abs_error", "blocks", "period_ms",
                                                 "max_tokens", "capacity_blocks_per_s",
-                                                "registered")})
-        passed = rc == 0 and rec is not None and rec.get("max_abs_error", 1) <= SHARE_TOLERANCE
+                                                "registered", "time_quotas",
+                                                "expected_time_share", "measured_time_share",
+                                                "max_abs_time_error")})
+        # Reports of a share-test without time quotas have no max_abs_time_error: 0 then.
+        error = max(rec.get("max_abs_error", 1), rec.get("max_abs_time_error") or 0) if rec else 1
+        passed = rc == 0 and rec is not None and error <= SHARE_TOLERANCE
         try:
             with open(path[:-5] + ".err") as f:
                 err = f.read().strip()[-400:]
         except OSError:
             err = ""
         checks.add(f"share {name}: max abs error <= {SHARE_TOLERANCE}", passed,
-                   err if not rec else f"max_abs_error {rec.get('max_abs_error')}")
+                   err if not rec else f"max_abs_error {rec.get('max_abs_error')}, "
+                                       f"max_abs_time_error {rec.get('max_abs_time_error')}")
         out.append(row)
     return out
 
@@ -251,13 +257,21 @@ def markdown(report):
         lines += [f"| {s['grid']} | {s['block_ns']} | {s['samples']} | {s['estimate_ns']} | "
                   f"{s['true_ns']} | {s['relative_error']:+.3f} |" for s in p["shapes"]]
     lines += ["", "## Share accuracy (`sluice node share-test`)", "",
-              "| limits | device | expected | measured | max abs error | exit |",
-              "| --- | --- | --- | --- | --- | --- |"]
+              "Rows `LIMITS@TIME_QUOTAS` give each process a time quota q as well; "
+              "expected = s_i / max(1, sum s) x q_i, normalised, and as a share of device time.",
+              "",
+              "| limits[@time quotas] | device | expected | measured | expected time share | "
+              "measured time share | max abs error | exit |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in report["share_accuracy"]:
-        exp = ", ".join(f"{x:.3f}" for x in r.get("expected") or [])
-        mea = ", ".join(f"{x:.3f}" for x in r.get("measured") or [])
-        lines.append(f"| {r['limits']} | {r.get('device', '-')} | {exp} | {mea} | "
-                     f"{fmt(r.get('max_abs_error'), 3)} | {r['rc']} |")
+        def col(key):
+            return ", ".join(f"{x:.3f}" for x in r.get(key) or []) or "-"
+        err = fmt(r.get("max_abs_error"), 3)
+        if r.get("max_abs_time_error") is not None:
+            err += f" / {fmt(r.get('max_abs_time_error'), 3)}"
+        lines.append(f"| {r['limits']} | {r.get('device', '-')} | {col('expected')} | "
+                     f"{col('measured')} | {col('expected_time_share')} | "
+                     f"{col('measured_time_share')} | {err} | {r['rc']} |")
     lines += ["", "## Memory limit", "", "| mode | path | status | allocated / limit | error | "
               "oversize error | detail |", "| --- " * 7 + "|"]
     for mode, m in report["memory_limit"].items():

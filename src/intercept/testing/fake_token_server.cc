@@ -176,6 +176,7 @@ void FakeTokenServer::Answer(int fd) {
   s->instance_id = hello.instance_id;
   Ref(s->limit_ppm).store(options_.limit_ppm);
   Ref(s->request_ppm).store(options_.limit_ppm);
+  Ref(s->time_quota_ppm).store(options_.time_quota_ppm);
   Ref(s->mem_limit_bytes).store(options_.mem_limit_bytes);
   Ref(s->budget).store(options_.initial_budget);
   const uint32_t generation = Ref(s->generation).fetch_add(1) + 1;

@@ -25,6 +25,7 @@ struct FakeServerOptions {
   int64_t max_tokens = 1000;
   int64_t initial_budget = 1000;  // budget of a freshly claimed slot
   uint32_t limit_ppm = 1000000;
+  uint32_t time_quota_ppm = 0;  // 1.2 slot field; 0 = not written (reads as 1)
   int64_t mem_limit_bytes = 0;
   uint32_t fail_policy = SLUICE_FAIL_OPEN;
   int64_t fail_timeout_ns = 100 * 1000 * 1000;

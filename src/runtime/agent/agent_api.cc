@@ -166,7 +166,8 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   if (!env.ok()) return StatusResponse(env.status());
   absl::StatusOr<std::vector<std::string>> argv = ExpandCommand(s, PlaceholdersFor(s, ctx));
   if (!argv.ok()) return StatusResponse(argv.status());
-  InstanceSpec spec{{s.request, s.limit}, s.slo_sensitive, s.kind == "llm", s.mem_limit_bytes};
+  InstanceSpec spec{{s.request, s.limit, s.time_quota}, s.slo_sensitive, s.kind == "llm",
+                    s.mem_limit_bytes};
   if (absl::Status st = SetSpecOnGpus(s.id, *gis, spec); !st.ok()) return StatusResponse(st);
   InstanceLaunch launch;
   launch.function = s.function;
@@ -175,7 +176,7 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   launch.restart_on_failure = s.restart == "on-failure";
   launch.process = {*argv, *env, InstanceUnsetEnv(),
                     absl::StrCat(options.run_dir, "/logs/", s.function, "-", s.id, ".log")};
-  launch.quota = {s.request, s.limit, s.slo_sensitive, s.mem_limit_bytes};
+  launch.quota = {s.request, s.limit, s.slo_sensitive, s.mem_limit_bytes, s.time_quota};
   absl::StatusOr<InstanceStatus> added = supervisor->Add(s.id, std::move(launch));
   if (!added.ok()) return StatusResponse(added.status());
   {
@@ -202,7 +203,7 @@ http::Response AgentDaemon::Impl::Quota(const http::Request& req) {
         token_servers[static_cast<size_t>(gis[0])]->InstanceSpecOf(common::InstanceId(*id));
     if (current) spec.llm = current->llm;
   }
-  spec.quota = {q->request, q->limit};
+  spec.quota = {q->request, q->limit, q->time_quota};
   spec.slo_sensitive = q->slo_sensitive;
   spec.mem_limit_bytes = q->mem_limit_bytes;
   if (absl::Status st = SetSpecOnGpus(*id, gis, spec); !st.ok()) return StatusResponse(st);

@@ -40,6 +40,8 @@ struct AgentDaemon::Impl {
   Registry metrics;
   struct Gauges {  // families of `metrics`, created by Start
     Family<Gauge>* sm_share = nullptr;        // {function, instance}
+    Family<Gauge>* time_quota = nullptr;      // {function, instance}
+    Family<Gauge>* effective_share = nullptr; // {function, instance}
     Family<Gauge>* blocks = nullptr;          // {function, instance}
     Family<Gauge>* mem_used = nullptr;        // {function, instance}
     Family<Gauge>* restarts = nullptr;        // {function, instance}
@@ -66,10 +68,12 @@ struct AgentDaemon::Impl {
 
   // Helpers (agent_status.cc unless noted).
   absl::Status CreateMetrics();
-  // Sums the token-server slots of instance `s`: {tokens issued for the period (its budget),
-  // blocks_last_period, mem_used_bytes}.
-  std::array<int64_t, 3> SlotTotals(const InstanceStatus& s) const;
+  // Sums the token-server slots of instance `s`: {tokens issued for the period (its budget,
+  // after the time quota), blocks_last_period, mem_used_bytes, share tokens (the controller's
+  // grant at the SM share, before the time quota)}.
+  std::array<int64_t, 4> SlotTotals(const InstanceStatus& s) const;
   int GpuIndex(const std::string& uuid) const;  // -1 when unknown
+  double TokensPerPeriod(const InstanceStatus& s) const;  // of its first GPU; 0 when unknown
   int LeastLoadedGpu() const;
   // Indices into `gpus` of `s`'s GPUs in order: `gpus` when given, else `gpu`, else the
   // least-loaded GPU. InvalidArgument naming "gpu" or "gpus[i]" for a uuid not on this node.

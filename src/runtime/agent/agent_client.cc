@@ -87,6 +87,7 @@ absl::Status SendInstanceUpdate(const std::string& socket_path, const std::strin
   u.request_ppm = Ppm(spec.quota.request);
   u.limit_ppm = Ppm(spec.quota.limit);
   u.flags = spec.llm ? SLUICE_SLOT_FLAG_LLM : 0;
+  u.time_quota_ppm = std::max<uint32_t>(1, Ppm(spec.quota.time_quota));
   u.mem_limit_bytes = spec.mem_limit_bytes;
   std::snprintf(u.gpu_uuid, sizeof(u.gpu_uuid), "%s", gpu_uuid.c_str());
   absl::StatusOr<int> fd = Connect(socket_path, timeout);

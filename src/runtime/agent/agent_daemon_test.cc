@@ -244,6 +244,40 @@ TEST_F(AgentDaemonTest, QuotaPutReachesTheTokenServerSlot) {
   WaitState(4, "stopped");
 }
 
+TEST_F(AgentDaemonTest, TimeQuotaIsAppliedLiveAndReported) {
+  Json body = {{"id", 8}, {"function", "tq"}, {"request", 0.5}, {"limit", 0.5},
+               {"time_quota", 0.4}, {"slo_sensitive", false},
+               {"command", {"${SLUICE_BIN_DIR}/sluice-spin", "--seconds", "60"}}};
+  http::Response r = Send("POST", "/agent/v1/instances", body.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["time_quota"], 0.4);
+  auto effective = [](double want) {  // s x q once the budgets follow it
+    return [want](const Json& j) {
+      return j["sm_share"] > 0.45 && std::abs(j["effective_share"].get<double>() - want) < 0.02;
+    };
+  };
+  WaitInstance(8, effective(0.5 * 0.4));
+  r = Send("PUT", "/agent/v1/instances/8/quota", R"({"time_quota": 0.8})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["time_quota"], 0.8);
+  EXPECT_EQ(Json::parse(r.body)["limit"], 0.5) << "absent fields keep their values";
+  WaitInstance(8, effective(0.5 * 0.8));
+  for (const char* bad : {R"({"time_quota": 0})", R"({"time_quota": 1.01})"}) {
+    r = Send("PUT", "/agent/v1/instances/8/quota", bad);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_THAT(r.body, HasSubstr("'time_quota'"));
+  }
+  body["id"] = 9;
+  body["time_quota"] = 2;
+  r = Send("POST", "/agent/v1/instances", body.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("'time_quota'"));
+  EXPECT_THAT(Send("GET", "/metrics", "").body,
+              HasSubstr("sluice_agent_instance_time_quota{function=\"tq\",instance=\"8\"} 0.8"));
+  EXPECT_EQ(Send("DELETE", "/agent/v1/instances/8?drain_ms=0", "").status, 202);
+  WaitState(8, "stopped");
+}
+
 TEST_F(AgentDaemonTest, TwoGpuInstanceGetsBothUuidsAndBothTokenServersKnowItsSpec) {
   std::vector<std::string> uuids;
   for (const AgentGpu& g : daemon_->gpus()) uuids.push_back(g.info.uuid);

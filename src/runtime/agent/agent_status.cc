@@ -20,14 +20,32 @@ void SetGauge(Family<Gauge>* f, const std::vector<std::string>& labels, double v
   if (absl::StatusOr<Gauge*> g = f->WithLabels(labels); g.ok()) (*g)->Set(v);
 }
 
+double Ratio(int64_t tokens, double per_period) {
+  return per_period > 0 ? static_cast<double>(tokens) / per_period : 0.0;
+}
+
 }  // namespace
+
+double AgentDaemon::Impl::TokensPerPeriod(const InstanceStatus& s) const {
+  const int gi = GpuIndex(s.gpu_uuid);
+  return gi < 0 ? 0.0 : static_cast<double>(gpus[static_cast<size_t>(gi)].tokens_per_period);
+}
 
 absl::Status AgentDaemon::Impl::CreateMetrics() {
   const std::vector<std::string> inst = {"function", "instance"};
   SLUICE_ASSIGN_OR_RETURN(gauges.sm_share,
                           metrics.AddGauge("sluice_agent_instance_sm_share",
-                                           "Token budget last period / GPU tokens per period",
+                                           "SM-share token budget this period (before the time "
+                                           "quota) / GPU tokens per period",
                                            inst));
+  SLUICE_ASSIGN_OR_RETURN(gauges.time_quota,
+                          metrics.AddGauge("sluice_agent_instance_time_quota",
+                                           "Time quota q: share of each time window the instance "
+                                           "may run kernels for", inst));
+  SLUICE_ASSIGN_OR_RETURN(gauges.effective_share,
+                          metrics.AddGauge("sluice_agent_instance_effective_share",
+                                           "Token budget this period after the time quota / GPU "
+                                           "tokens per period (s x q over a window)", inst));
   SLUICE_ASSIGN_OR_RETURN(gauges.blocks,
                           metrics.AddGauge("sluice_agent_instance_blocks_last_period",
                                            "Kernel blocks the instance ran last period", inst));
@@ -48,8 +66,8 @@ absl::Status AgentDaemon::Impl::CreateMetrics() {
   return absl::OkStatus();
 }
 
-std::array<int64_t, 3> AgentDaemon::Impl::SlotTotals(const InstanceStatus& s) const {
-  std::array<int64_t, 3> t = {0, 0, 0};
+std::array<int64_t, 4> AgentDaemon::Impl::SlotTotals(const InstanceStatus& s) const {
+  std::array<int64_t, 4> t = {0, 0, 0, 0};
   const int gi = GpuIndex(s.gpu_uuid);
   if (gi < 0 || s.pid == 0) return t;
   for (const SlotView& v : token_servers[static_cast<size_t>(gi)]->Slots()) {
@@ -57,15 +75,14 @@ std::array<int64_t, 3> AgentDaemon::Impl::SlotTotals(const InstanceStatus& s) co
     t[0] += v.tokens_issued;  // the budget granted for the current period
     t[1] += v.blocks_last_period;
     t[2] += v.mem_used_bytes;
+    t[3] += v.share_tokens;
   }
   return t;
 }
 
 Json AgentDaemon::Impl::InstanceJson(const InstanceStatus& s) const {
-  const std::array<int64_t, 3> slots = SlotTotals(s);
-  const int gi = GpuIndex(s.gpu_uuid);
-  const double tokens =
-      gi < 0 ? 0.0 : static_cast<double>(gpus[static_cast<size_t>(gi)].tokens_per_period);
+  const std::array<int64_t, 4> slots = SlotTotals(s);
+  const double tokens = TokensPerPeriod(s);
   Json j = {{"id", s.id},
             {"function", s.function},
             {"gpu", s.gpu_uuid},
@@ -77,7 +94,9 @@ Json AgentDaemon::Impl::InstanceJson(const InstanceStatus& s) const {
             {"exit_code", nullptr},
             {"request", s.quota.request},
             {"limit", s.quota.limit},
-            {"sm_share", tokens > 0 ? static_cast<double>(slots[0]) / tokens : 0.0},
+            {"time_quota", s.quota.time_quota},
+            {"sm_share", Ratio(slots[3], tokens)},
+            {"effective_share", Ratio(slots[0], tokens)},
             {"blocks_last_period", slots[1]},
             {"mem_used_bytes", slots[2]},
             {"in_flight", s.in_flight},
@@ -112,11 +131,11 @@ http::Response AgentDaemon::Impl::Metrics() {
   for (const InstanceStatus& s : supervisor->List()) {
     ++by_state[static_cast<size_t>(s.state)];
     const std::vector<std::string> labels = {s.function, std::to_string(s.id)};
-    const std::array<int64_t, 3> slots = SlotTotals(s);
-    const int gi = GpuIndex(s.gpu_uuid);
-    const double tokens =
-        gi < 0 ? 0.0 : static_cast<double>(gpus[static_cast<size_t>(gi)].tokens_per_period);
-    SetGauge(gauges.sm_share, labels, tokens > 0 ? static_cast<double>(slots[0]) / tokens : 0);
+    const std::array<int64_t, 4> slots = SlotTotals(s);
+    const double tokens = TokensPerPeriod(s);
+    SetGauge(gauges.sm_share, labels, Ratio(slots[3], tokens));
+    SetGauge(gauges.time_quota, labels, s.quota.time_quota);
+    SetGauge(gauges.effective_share, labels, Ratio(slots[0], tokens));
     SetGauge(gauges.blocks, labels, static_cast<double>(slots[1]));
     SetGauge(gauges.mem_used, labels, static_cast<double>(slots[2]));
     SetGauge(gauges.restarts, labels, s.restarts);

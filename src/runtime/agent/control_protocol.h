@@ -1,5 +1,5 @@
 /* Agent control messages on the token-server socket: live updates of an instance's <request,
- * limit>, priority and memory limit. Same framing as protocol.h (SluiceMsgHeader, fixed-size,
+ * limit>, time quota (1.2), priority and memory limit. Same framing as protocol.h (SluiceMsgHeader, fixed-size,
  * little-endian, `bytes` for forward compatibility); sent by the node agent, never by
  * libsluice_cuda.so. Only peers whose SO_PEERCRED uid is the server's own or root may send them.
  * Message types start at 16 so they never collide with protocol.h's. Plain C layout. */
@@ -27,7 +27,8 @@ typedef struct SluiceUpdate {
   uint32_t request_ppm;   /* 0 < request <= limit <= 1e6 */
   uint32_t limit_ppm;
   uint32_t flags;         /* SLUICE_SLOT_FLAG_* */
-  uint32_t reserved;
+  /* 1.2 (was reserved): time quota q in ppm, (0, 1e6]; 0 (a 1.0/1.1 sender) means 1e6. */
+  uint32_t time_quota_ppm;
   int64_t mem_limit_bytes; /* 0 = none */
   char gpu_uuid[SLUICE_UUID_BYTES];
 } SluiceUpdate;

@@ -83,6 +83,7 @@ absl::StatusOr<std::unique_ptr<GpuSegment>> GpuSegment::Create(const SegmentOpti
   h->period_ns = o.period_ns;
   h->max_tokens = o.max_tokens;
   h->fail_timeout_ns = o.fail_timeout_ns;
+  h->time_window_ns = o.time_window_ns;
   std::snprintf(h->gpu_uuid, sizeof(h->gpu_uuid), "%s", o.gpu_uuid.c_str());
   Shared(h->magic).store(SLUICE_SHM_MAGIC, std::memory_order_release);
   return std::unique_ptr<GpuSegment>(new GpuSegment(h, name, bytes));

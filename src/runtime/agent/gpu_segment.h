@@ -34,6 +34,7 @@ struct SegmentOptions {
   int64_t period_ns = 5000000;
   int64_t max_tokens = 0;
   int64_t fail_timeout_ns = 100000000;
+  int64_t time_window_ns = 5000000;  // 1.2: the time-quota window, a multiple of period_ns
 };
 
 class GpuSegment {

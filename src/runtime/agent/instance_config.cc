@@ -117,8 +117,8 @@ absl::Status CheckRequestLimit(double request, double limit) {
 absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
   SLUICE_ASSIGN_OR_RETURN(
       Json j, ParseObject(body, {"id", "function", "kind", "command", "env", "gpu", "gpus",
-                                 "request", "limit", "slo_sensitive", "mem_limit_bytes",
-                                 "restart", "model_path", "max_batch"}));
+                                 "request", "limit", "time_quota", "slo_sensitive",
+                                 "mem_limit_bytes", "restart", "model_path", "max_batch"}));
   StartInstance s;
   if (!j.contains("id")) return FieldError("id", "required");
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "id", 0, s.id));
@@ -137,6 +137,7 @@ absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
   SLUICE_RETURN_IF_ERROR(ReadShare(j, "limit", s.limit));
   if (!j.contains("limit")) s.limit = std::max(s.limit, s.request);
   SLUICE_RETURN_IF_ERROR(CheckRequestLimit(s.request, s.limit));
+  SLUICE_RETURN_IF_ERROR(ReadShare(j, "time_quota", s.time_quota));
   SLUICE_RETURN_IF_ERROR(ReadBool(j, "slo_sensitive", s.slo_sensitive));
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "mem_limit_bytes", 0, s.mem_limit_bytes));
   SLUICE_RETURN_IF_ERROR(ReadString(j, "restart", s.restart));
@@ -154,11 +155,13 @@ absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
 
 absl::StatusOr<QuotaUpdate> ParseQuotaUpdate(const std::string& body, const QuotaUpdate& current) {
   SLUICE_ASSIGN_OR_RETURN(
-      Json j, ParseObject(body, {"request", "limit", "slo_sensitive", "mem_limit_bytes"}));
+      Json j, ParseObject(body, {"request", "limit", "time_quota", "slo_sensitive",
+                                 "mem_limit_bytes"}));
   QuotaUpdate q = current;
   SLUICE_RETURN_IF_ERROR(ReadShare(j, "request", q.request));
   SLUICE_RETURN_IF_ERROR(ReadShare(j, "limit", q.limit));
   SLUICE_RETURN_IF_ERROR(CheckRequestLimit(q.request, q.limit));
+  SLUICE_RETURN_IF_ERROR(ReadShare(j, "time_quota", q.time_quota));
   SLUICE_RETURN_IF_ERROR(ReadBool(j, "slo_sensitive", q.slo_sensitive));
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "mem_limit_bytes", 0, q.mem_limit_bytes));
   return q;

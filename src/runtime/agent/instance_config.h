@@ -28,6 +28,9 @@ struct StartInstance {
   std::vector<std::string> gpus;
   double request = 1.0;         // SM share in (0, 1], <= limit
   double limit = 1.0;
+  // HAS-GPU's time quota q in (0, 1]: the share of each token-server time window the instance
+  // may run kernels for (at its SM share within that time). 1 = no time slicing.
+  double time_quota = 1.0;
   bool slo_sensitive = true;
   int64_t mem_limit_bytes = 0;  // 0 = no limit
   std::string restart = "on-failure";  // on-failure | never
@@ -41,6 +44,7 @@ struct QuotaUpdate {
   double limit = 1.0;
   bool slo_sensitive = true;
   int64_t mem_limit_bytes = 0;
+  double time_quota = 1.0;  // (0, 1]; last, so older aggregate initialisers still compile
 };
 
 // InvalidArgument "field '<name>': <why>" for malformed JSON, missing required fields, wrong

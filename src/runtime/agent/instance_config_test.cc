@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/agent/gpu_discovery.h"
@@ -86,6 +87,29 @@ TEST(ParseQuotaUpdate, KeepsAbsentFieldsAndChecksOrder) {
   EXPECT_EQ(q->mem_limit_bytes, 7);
   EXPECT_FALSE(ParseQuotaUpdate(R"({"request": 0.7})", cur).ok());
   EXPECT_FALSE(ParseQuotaUpdate(R"({"quota": 0.7})", cur).ok());
+}
+
+TEST(ParseTimeQuota, OptionalInZeroOneAndKeptByUpdatesThatOmitIt) {
+  absl::StatusOr<StartInstance> s = ParseStartInstance(kGood);
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->time_quota, 1.0) << "default: no time slicing";
+  s = ParseStartInstance(R"({"id": 1, "function": "f", "command": ["x"], "time_quota": 0.25})");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_DOUBLE_EQ(s->time_quota, 0.25);
+  for (const char* bad : {"0", "1.5", "-0.1", "\"half\""}) {
+    const absl::StatusOr<StartInstance> b = ParseStartInstance(absl::StrCat(
+        R"({"id": 1, "function": "f", "command": ["x"], "time_quota": )", bad, "}"));
+    EXPECT_THAT(b.status().message(), HasSubstr("field 'time_quota'")) << bad;
+  }
+  const QuotaUpdate cur{0.3, 0.6, true, 0, 0.5};
+  absl::StatusOr<QuotaUpdate> q = ParseQuotaUpdate(R"({"time_quota": 0.7})", cur);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_DOUBLE_EQ(q->time_quota, 0.7);
+  EXPECT_DOUBLE_EQ(q->limit, 0.6);
+  q = ParseQuotaUpdate(R"({"limit": 0.9})", cur);
+  EXPECT_DOUBLE_EQ(q->time_quota, 0.5) << "absent: kept";
+  EXPECT_THAT(ParseQuotaUpdate(R"({"time_quota": 0})", cur).status().message(),
+              HasSubstr("field 'time_quota'"));
 }
 
 TEST(ExpandPlaceholders, ReplacesKnownAndRejectsUnknown) {

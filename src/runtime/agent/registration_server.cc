@@ -244,7 +244,8 @@ bool RegistrationServer::HandleUpdate(Conn& c, const std::string& msg) {
     return false;
   }
   InstanceSpec spec;
-  spec.quota = {u.request_ppm / 1e6, u.limit_ppm / 1e6};
+  const bool has_q = u.version_minor >= SLUICE_PROTO_MINOR_TIME_QUOTA && u.time_quota_ppm != 0;
+  spec.quota = {u.request_ppm / 1e6, u.limit_ppm / 1e6, has_q ? u.time_quota_ppm / 1e6 : 1.0};
   spec.slo_sensitive = u.priority == SLUICE_PRIO_SLO;
   spec.llm = (u.flags & SLUICE_SLOT_FLAG_LLM) != 0;
   spec.mem_limit_bytes = u.mem_limit_bytes;

@@ -131,6 +131,9 @@ TEST_F(RegistrationServerTest, HangUpRetiresAndControlUpdatesTheLiveSlot) {
   ASSERT_TRUE(SendInstanceUpdate(path_, uuid_, common::InstanceId(9), spec).ok());
   EXPECT_EQ(server_->Slots()[slot].quota, (core::SmQuota{0.2, 0.4}));
   EXPECT_FALSE(server_->Slots()[slot].slo_sensitive);
+  spec.quota = {0.2, 0.4, 0.35};  // 1.2: the time quota travels in the update
+  ASSERT_TRUE(SendInstanceUpdate(path_, uuid_, common::InstanceId(9), spec).ok());
+  EXPECT_EQ(server_->Slots()[slot].quota, (core::SmQuota{0.2, 0.4, 0.35}));
   spec.quota = {0.5, 0.4};
   EXPECT_TRUE(absl::IsInvalidArgument(
       SendInstanceUpdate(path_, uuid_, common::InstanceId(9), spec)));

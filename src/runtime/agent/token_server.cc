@@ -10,11 +10,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 
 namespace sluice::runtime {
+namespace {
+
+// The slot's time quota q in (0, 1]; 0 (never written) reads as 1.
+double TimeQuotaOf(SluiceSlot& s) {
+  const uint32_t ppm = Shared(s.time_quota_ppm).load(std::memory_order_relaxed);
+  return ppm == 0 || ppm >= 1000000 ? 1.0 : ppm / 1e6;
+}
+
+}  // namespace
+
+int64_t TimeSliceGrant(int64_t share_tokens, double time_quota, int window_periods,
+                       double slice_used) {
+  if (time_quota >= 1.0 || share_tokens <= 0) return std::max<int64_t>(0, share_tokens);
+  const double left = std::clamp(time_quota * window_periods - slice_used, 0.0, 1.0);
+  return std::llround(static_cast<double>(share_tokens) * left);
+}
 
 absl::Status ValidateTokenServerConfig(const TokenServerConfig& c) {
   if (c.gpu_uuid.empty() || c.gpu_uuid.size() >= SLUICE_UUID_BYTES) {
@@ -35,6 +52,10 @@ absl::Status ValidateTokenServerConfig(const TokenServerConfig& c) {
   if (c.reap_every_periods <= 0) {
     return absl::InvalidArgumentError("token server: reap_every_periods must be > 0");
   }
+  if (c.time_window_periods < 1 || c.time_window_periods > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "token server: time_window_periods must be in [1, 1000], got ", c.time_window_periods));
+  }
   return core::ValidateQuota(c.default_spec.quota);
 }
 
@@ -52,6 +73,7 @@ absl::StatusOr<std::unique_ptr<TokenServer>> TokenServer::Create(
   so.period_ns = absl::ToInt64Nanoseconds(config.period);
   so.max_tokens = config.max_tokens;
   so.fail_timeout_ns = absl::ToInt64Nanoseconds(config.fail_timeout);
+  so.time_window_ns = so.period_ns * config.time_window_periods;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<GpuSegment> segment, GpuSegment::Create(so));
   return std::unique_ptr<TokenServer>(
       new TokenServer(env, config, std::move(controller), std::move(segment)));
@@ -119,11 +141,17 @@ core::InstanceActivity TokenServer::ReadActivity(uint32_t i, int64_t period_ns) 
     Shared(s.klc_ns).store(b.run_periods * period_ns, std::memory_order_relaxed);
     b.run_periods = 0;
   }
+  if (b.share_granted > 0) {  // the time slice is charged with work run against grants
+    b.slice_used += static_cast<double>(std::min(delta, b.granted)) /
+                    static_cast<double>(b.share_granted);
+  }
   const uint32_t req = Shared(s.request_ppm).load(std::memory_order_relaxed);
   const uint32_t lim = Shared(s.limit_ppm).load(std::memory_order_relaxed);
   core::InstanceActivity a;
   a.instance = ControllerId(i);
-  a.quota = core::SmQuota{req / 1e6, lim / 1e6};
+  // The controller sizes tokens from s; the time quota is applied after it (Grant), and passed
+  // here only so a controller can see it.
+  a.quota = core::SmQuota{req / 1e6, lim / 1e6, TimeQuotaOf(s)};
   a.slo_sensitive = Shared(s.priority).load(std::memory_order_relaxed) == SLUICE_PRIO_SLO;
   a.llm = (Shared(s.flags).load(std::memory_order_relaxed) & SLUICE_SLOT_FLAG_LLM) != 0;
   a.blocks_launched = delta;
@@ -148,18 +176,30 @@ void TokenServer::Refill(int64_t seq, absl::Time now) {
   }
   tokens_.assign(activity_.size(), 0);
   if (!activity_.empty()) controller_->Issue(now, config_.max_tokens, activity_, tokens_);
+  // Period seq + 1 opens a new time window every W periods (the grid is the server's).
+  const bool new_window = (seq + 1) % config_.time_window_periods == 0;
   for (size_t k = 0; k < active_.size(); ++k) {
-    SluiceSlot& s = segment_->slot(active_[k]);
-    const int64_t tokens = std::max<int64_t>(0, tokens_[k]);
-    // A debt left by an overdrawing launch carries over; unused tokens do not (no hoarding).
-    auto budget = Shared(s.budget);
-    int64_t old = budget.load(std::memory_order_relaxed);
-    while (!budget.compare_exchange_weak(old, tokens + std::min<int64_t>(old, 0),
-                                         std::memory_order_relaxed)) {
-    }
-    Shared(s.tokens_issued).store(tokens, std::memory_order_relaxed);
-    Shared(s.budget_period).store(static_cast<uint64_t>(seq + 1), std::memory_order_release);
+    Grant(active_[k], std::max<int64_t>(0, tokens_[k]), seq, new_window);
   }
+}
+
+void TokenServer::Grant(uint32_t i, int64_t share_tokens, int64_t seq, bool new_window) {
+  SluiceSlot& s = segment_->slot(i);
+  SlotBook& b = books_[i];
+  if (new_window) b.slice_used = 0;
+  const int64_t tokens = TimeSliceGrant(share_tokens, TimeQuotaOf(s),
+                                        config_.time_window_periods, b.slice_used);
+  b.share_granted = share_tokens;
+  b.granted = tokens;
+  // A debt left by an overdrawing launch carries over; unused tokens do not (no hoarding).
+  auto budget = Shared(s.budget);
+  int64_t old = budget.load(std::memory_order_relaxed);
+  while (!budget.compare_exchange_weak(old, tokens + std::min<int64_t>(old, 0),
+                                       std::memory_order_relaxed)) {
+  }
+  Shared(s.tokens_issued).store(tokens, std::memory_order_relaxed);
+  Shared(s.share_tokens).store(share_tokens, std::memory_order_relaxed);
+  Shared(s.budget_period).store(static_cast<uint64_t>(seq + 1), std::memory_order_release);
 }
 
 void TokenServer::WakeWaiters() {
@@ -199,7 +239,7 @@ void TokenServer::RetireLocked(uint32_t i) {
   // has hung up, so whatever it allocated on the device is freed with it.
   for (int64_t* f : {&s.budget, &s.blocks_total, &s.kernels_total, &s.mem_used_bytes,
                      &s.mem_peak_bytes, &s.sync_points, &s.blocks_last_period,
-                     &s.kernels_last_period, &s.tokens_issued, &s.klc_ns}) {
+                     &s.kernels_last_period, &s.tokens_issued, &s.klc_ns, &s.share_tokens}) {
     Shared(*f).store(0, std::memory_order_relaxed);
   }
   s.pid = 0;
@@ -240,10 +280,12 @@ std::vector<SlotView> TokenServer::Slots() const {
     v.generation = Shared(s.generation).load();
     v.pid = static_cast<pid_t>(s.pid);
     v.instance = common::InstanceId(s.instance_id);
-    v.quota = {Shared(s.request_ppm).load() / 1e6, Shared(s.limit_ppm).load() / 1e6};
+    v.quota = {Shared(s.request_ppm).load() / 1e6, Shared(s.limit_ppm).load() / 1e6,
+               TimeQuotaOf(s)};
     v.slo_sensitive = Shared(s.priority).load() == SLUICE_PRIO_SLO;
     v.blocks_last_period = Shared(s.blocks_last_period).load();
     v.tokens_issued = Shared(s.tokens_issued).load();
+    v.share_tokens = Shared(s.share_tokens).load();
     v.budget = Shared(s.budget).load();
     v.klc_ns = Shared(s.klc_ns).load();
     v.mem_used_bytes = Shared(s.mem_used_bytes).load();

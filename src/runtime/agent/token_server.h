@@ -5,6 +5,11 @@
 // stamped with the period, then wakes throttled clients (FUTEX_WAKE) and refreshes the heartbeat.
 // Registration (hello -> welcome | reject) comes from RegistrationServer or tests; a client's
 // slot is retired on socket EOF or when its pid disappears, releasing its memory charge.
+// Time quotas (HAS-GPU's q, protocol 1.2; design in docs/time-based-tokens.md): the controller
+// sizes each budget from the SM share s alone; the server then grants at most q x W periods of
+// that rate in each scheduling window of W periods (TimeSliceGrant), charging the slice with
+// the blocks the instance actually ran, so q = 1 leaves every budget exactly as the controller
+// issued it.
 // Thread safety: the period runs on the Env's loop; Admit/Retire/SetInstanceSpec/Slots may be
 // called from any thread. `mu_` guards the bookkeeping; the segment's fields are atomics shared
 // with client processes (protocol.h gives each field's writer and ordering).
@@ -31,7 +36,7 @@ namespace sluice::runtime {
 
 // What the node agent decided for one instance on this GPU.
 struct InstanceSpec {
-  core::SmQuota quota{1.0, 1.0};
+  core::SmQuota quota{1.0, 1.0};  // request/limit: SM share s; time_quota: HAS-GPU's q
   bool slo_sensitive = true;  // SLUICE_PRIO_SLO; false = best effort
   bool llm = false;
   int64_t mem_limit_bytes = 0;  // 0 = no limit from the server
@@ -48,7 +53,18 @@ struct TokenServerConfig {
   absl::Duration fail_timeout = absl::Milliseconds(100);
   InstanceSpec default_spec;  // for hellos naming an instance the server was not told about
   int reap_every_periods = 20;  // cadence of the kill(pid, 0) check for vanished clients
+  // The time-quota scheduling window W, in periods ([1, 1000]): an instance with time quota q
+  // runs kernels for at most q x W periods' worth of its SM-share budget per window. 1 (the
+  // default) spreads the slice evenly: q of the share budget every period.
+  int time_window_periods = 1;
 };
+
+// One period's grant under a time quota. `share_tokens`: the controller's budget at the SM
+// share; `slice_used`: periods of that rate the instance already ran in the current window.
+// Returns share_tokens x clamp(q x W - slice_used, 0, 1), rounded to the nearest token;
+// exactly share_tokens when time_quota >= 1. Pure.
+int64_t TimeSliceGrant(int64_t share_tokens, double time_quota, int window_periods,
+                       double slice_used);
 
 // The kernel's view of a connected client (SO_PEERCRED), never the message's claims.
 struct PeerCred {
@@ -74,7 +90,8 @@ struct SlotView {
   core::SmQuota quota;
   bool slo_sensitive = true;
   int64_t blocks_last_period = 0;
-  int64_t tokens_issued = 0;
+  int64_t tokens_issued = 0;  // after the time quota
+  int64_t share_tokens = 0;   // the controller's grant at the SM share, before the time quota
   int64_t budget = 0;
   int64_t klc_ns = 0;
   int64_t mem_used_bytes = 0;
@@ -119,6 +136,9 @@ class TokenServer {
     int64_t last_sync_points = 0;
     uint16_t minor = 0;   // negotiated protocol minor; >= 1 publishes sync_points
     int run_periods = 0;  // consecutive non-empty periods (the current kernel-launch cycle)
+    int64_t share_granted = 0;  // controller tokens issued for the period now running
+    int64_t granted = 0;        // tokens issued for it after the time quota
+    double slice_used = 0;      // periods of share rate run in the current time window
   };
 
   TokenServer(common::Env& env, const TokenServerConfig& config,
@@ -127,6 +147,9 @@ class TokenServer {
   void RunPeriod() ABSL_LOCKS_EXCLUDED(mu_);
   void ScheduleNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Refill(int64_t seq, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies slot `i`'s time quota to the controller's `share_tokens` and stores the budget.
+  void Grant(uint32_t i, int64_t share_tokens, int64_t seq, bool new_window)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads ACTIVE slot `i`'s counters, publishes its line-3 statistics and returns what the
   // controller sees of it this period (cycles_completed = sync_points delta, -1 for 1.0 clients).
   core::InstanceActivity ReadActivity(uint32_t i, int64_t period_ns)

@@ -136,6 +136,9 @@ void TokenServer::FillSlot(uint32_t i, const PeerCred& peer, int64_t instance_id
 void TokenServer::WriteSpec(SluiceSlot& s, const InstanceSpec& spec) {
   Shared(s.request_ppm).store(Ppm(spec.quota.request), std::memory_order_relaxed);
   Shared(s.limit_ppm).store(Ppm(spec.quota.limit), std::memory_order_relaxed);
+  // At least 1 ppm: 0 means "no time quota" to 1.2 readers.
+  Shared(s.time_quota_ppm).store(std::max<uint32_t>(1, Ppm(spec.quota.time_quota)),
+                                 std::memory_order_relaxed);
   Shared(s.priority).store(spec.slo_sensitive ? SLUICE_PRIO_SLO : SLUICE_PRIO_BEST_EFFORT,
                            std::memory_order_relaxed);
   Shared(s.flags).store(spec.llm ? SLUICE_SLOT_FLAG_LLM : 0u, std::memory_order_relaxed);

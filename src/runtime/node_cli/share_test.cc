@@ -1,6 +1,7 @@
 // RunShareTest: locate the programs, pick and probe the device, measure its throughput with one
 // unthrottled sluice-spin, then run the token server and one throttled sluice-spin per limit
-// over a common CLOCK_MONOTONIC window and compare their block counts with the limits.
+// over a common CLOCK_MONOTONIC window and compare their block counts with what the limits and
+// time quotas entitle them to.
 #include "runtime/node_cli/share_test.h"
 
 #include <sys/mman.h>
@@ -43,12 +44,13 @@ absl::Status StartServer(const ShareTestOptions& o, const std::string& uuid, int
   c.gpu_uuid = uuid;
   c.period = o.period;
   c.max_tokens = max_tokens;
+  c.time_window_periods = o.time_window_periods;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<core::VerticalController> ctl,
                           MakeGpuController(o.controller, o.period));
   SLUICE_ASSIGN_OR_RETURN(s.tokens, TokenServer::Create(*s.loop, c, std::move(ctl)));
   for (size_t i = 0; i < o.limits.size(); ++i) {
     InstanceSpec spec;
-    spec.quota = {o.limits[i], o.limits[i]};
+    spec.quota = {o.limits[i], o.limits[i], o.time_quotas.empty() ? 1.0 : o.time_quotas[i]};
     spec.slo_sensitive = false;
     SLUICE_RETURN_IF_ERROR(s.tokens->SetInstanceSpec(common::InstanceId(int64_t(i)), spec));
   }
@@ -106,6 +108,45 @@ std::vector<double> Shares(const std::vector<double>& values) {
   return out;
 }
 
+std::vector<double> ExpectedTimeShares(const std::vector<double>& limits,
+                                       const std::vector<double>& time_quotas) {
+  double sum = 0;
+  for (double l : limits) sum += l;
+  std::vector<double> e;
+  for (size_t i = 0; i < limits.size(); ++i) {
+    e.push_back(limits[i] / std::max(1.0, sum) * (time_quotas.empty() ? 1.0 : time_quotas[i]));
+  }
+  return e;
+}
+
+namespace {
+
+double MaxAbsError(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+// Fills the expected and measured shares of `r` from its block counts.
+void Score(const ShareTestOptions& o, ShareTestResult& r) {
+  const std::vector<double> e = ExpectedTimeShares(o.limits, o.time_quotas);
+  r.expected = Shares(e);
+  std::vector<double> blocks(r.blocks.begin(), r.blocks.end());
+  r.measured = Shares(blocks);
+  const double capacity = static_cast<double>(r.capacity_blocks_per_s);
+  const double budgeted =
+      capacity > 0 ? r.max_tokens / (capacity * absl::ToDoubleSeconds(o.period)) : 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    r.expected_time_share.push_back(e[i] * budgeted);
+    r.measured_time_share.push_back(
+        capacity > 0 ? blocks[i] / (capacity * absl::ToDoubleSeconds(o.duration)) : 0);
+  }
+  r.max_abs_error = MaxAbsError(r.expected, r.measured);
+  r.max_abs_time_error = MaxAbsError(r.expected_time_share, r.measured_time_share);
+}
+
+}  // namespace
+
 absl::StatusOr<ShareTestResult> RunShareTest(const ShareTestOptions& o) {
   SLUICE_RETURN_IF_ERROR(ValidateShareTestOptions(o));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WorkerEnv> worker_env, WorkerEnv::Create(o));
@@ -125,12 +166,7 @@ absl::StatusOr<ShareTestResult> RunShareTest(const ShareTestOptions& o) {
   Server server;
   SLUICE_RETURN_IF_ERROR(StartServer(o, r.gpu_uuid, r.max_tokens, env.socket_path(), server));
   SLUICE_RETURN_IF_ERROR(RunWorkers(o, env, server, r.sm_count, r));
-  r.expected = Shares(o.limits);
-  std::vector<double> blocks(r.blocks.begin(), r.blocks.end());
-  r.measured = Shares(blocks);
-  for (size_t i = 0; i < r.expected.size(); ++i) {
-    r.max_abs_error = std::max(r.max_abs_error, std::abs(r.expected[i] - r.measured[i]));
-  }
+  Score(o, r);
   return r;
 }
 

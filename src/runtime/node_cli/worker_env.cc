@@ -31,6 +31,20 @@ absl::Status ValidateShareTestOptions(const ShareTestOptions& o) {
   for (double l : o.limits) {
     if (!(l > 0 && l <= 1)) return absl::InvalidArgumentError("--limits: each must be in (0, 1]");
   }
+  if (!o.time_quotas.empty() && o.time_quotas.size() != o.limits.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--time-quotas: ", o.time_quotas.size(), " values for ", o.limits.size(),
+                     " --limits (one per process)"));
+  }
+  for (double q : o.time_quotas) {
+    if (!(q > 0 && q <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--time-quotas: each must be in (0, 1], got ", q));
+    }
+  }
+  if (o.time_window_periods < 1 || o.time_window_periods > 1000) {
+    return absl::InvalidArgumentError("--window-periods must be in [1, 1000]");
+  }
   if (o.duration <= absl::ZeroDuration() || o.duration > absl::Hours(1)) {
     return absl::InvalidArgumentError("--seconds must be in (0, 3600]");
   }
