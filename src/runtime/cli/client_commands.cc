@@ -93,14 +93,16 @@ void PrintFunctionLine(const json& f) {
 }
 
 void PrintTable(const json& functions) {
-  std::printf("%-16s %-10s %-10s %-13s %5s %9s %9s %5s\n", "NAME", "KIND", "STATE", "PROFILE",
-              "BATCH", "CAP_RPS", "INST", "COLD");
+  std::printf("%-16s %-10s %-10s %-10s %-13s %5s %9s %9s %5s\n", "NAME", "KIND", "POLICY",
+              "STATE", "PROFILE", "BATCH", "CAP_RPS", "INST", "COLD");
   for (const json& f : functions) {
     const json p = f.value("profile", json::object());
     const std::string inst =
         absl::StrFormat("%d/%d..%d", f.value("desired", 0), f.value("min", 0), f.value("max", 0));
-    std::printf("%-16s %-10s %-10s %-13s %5d %9.1f %9s %5d\n", f.value("name", "?").c_str(),
-                f.value("kind", "?").c_str(), f.value("state", "?").c_str(), ProfileCell(f).c_str(),
+    std::printf("%-16s %-10s %-10s %-10s %-13s %5d %9.1f %9s %5d\n",
+                f.value("name", "?").c_str(), f.value("kind", "?").c_str(),
+                f.value("policy", "dilu").c_str(), f.value("state", "?").c_str(),
+                ProfileCell(f).c_str(),
                 p.is_object() ? p.value("batch", 0) : 0,
                 p.is_object() ? p.value("capacity_rps", 0.0) : 0.0, inst.c_str(),
                 f.value("cold_starts", 0));
@@ -108,11 +110,12 @@ void PrintTable(const json& functions) {
       std::printf("  message: %s\n", f["message"].get<std::string>().c_str());
     for (const json& i : f.value("instances", json::array())) {
       std::printf(
-          "  instance %-4d %-11s gpu %-14s sm_share %.2f <%.2f,%.2f> in_flight %d "
-          "restarts %d %s\n",
+          "  instance %-4d %-11s gpu %-14s sm_share %.2f <%.2f,%.2f> q %.2f batch %d "
+          "in_flight %d restarts %d %s\n",
           i.value("id", 0), i.value("state", "?").c_str(), i.value("gpu", "?").c_str(),
           i.value("sm_share", 0.0), i.value("request", 0.0), i.value("limit", 0.0),
-          i.value("in_flight", 0), i.value("restarts", 0), i.value("url", "").c_str());
+          i.value("time_quota", 1.0), i.value("batch", 1), i.value("in_flight", 0),
+          i.value("restarts", 0), i.value("url", "").c_str());
     }
   }
 }

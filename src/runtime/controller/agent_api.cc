@@ -46,6 +46,8 @@ ReportedInstance ParseInstance(const json& j) {
   i.restarts = Opt<int>(j, "restarts", 0);
   i.request = Opt<double>(j, "request", 0.0);
   i.limit = Opt<double>(j, "limit", 0.0);
+  i.time_quota = Opt<double>(j, "time_quota", 0.0);
+  i.max_batch = Opt<int>(j, "max_batch", 0);
   i.sm_share = Opt<double>(j, "sm_share", 0.0);
   i.mem_used_bytes = Opt<int64_t>(j, "mem_used_bytes", 0);
   i.in_flight = Opt<int>(j, "in_flight", 0);
@@ -111,15 +113,20 @@ std::string StartInstanceBody(const FunctionSpec& spec, const StartInstanceArgs&
          {"max_batch", args.max_batch}};
   if (!args.gpu_uuids.empty())
     j["gpus"] = args.gpu_uuids;
+  if (args.time_quota != 1.0)  // absent = 1: a Dilu instance's body is what it always was
+    j["time_quota"] = args.time_quota;
   return j.dump();
 }
 
-std::string QuotaBody(double request, double limit, bool slo_sensitive, int64_t mem_limit_bytes) {
-  return json{{"request", request},
-              {"limit", limit},
-              {"slo_sensitive", slo_sensitive},
-              {"mem_limit_bytes", mem_limit_bytes}}
-      .dump();
+std::string QuotaBody(double request, double limit, bool slo_sensitive, int64_t mem_limit_bytes,
+                      std::optional<double> time_quota) {
+  json j{{"request", request},
+         {"limit", limit},
+         {"slo_sensitive", slo_sensitive},
+         {"mem_limit_bytes", mem_limit_bytes}};
+  if (time_quota)
+    j["time_quota"] = *time_quota;
+  return j.dump();
 }
 
 absl::StatusOr<core::TrialResult> ParseTrialResult(const std::string& body) {

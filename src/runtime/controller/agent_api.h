@@ -6,6 +6,7 @@
 #define SLUICE_RUNTIME_CONTROLLER_AGENT_API_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ struct ReportedInstance {
   int restarts = 0;
   double request = 0;
   double limit = 0;
+  double time_quota = 0;  // HAS-GPU's q; 0 when absent (agents before time quotas)
+  int max_batch = 0;      // the batch it was started with; 0 when the agent does not say
   double sm_share = 0;
   int64_t mem_used_bytes = 0;
   int in_flight = 0;
@@ -72,12 +75,15 @@ struct StartInstanceArgs {
   bool restart = true;  // "on-failure", else "never"
   int max_batch = 1;    // SLUICE_MAX_BATCH of the instance
   std::vector<std::string> gpu_uuids;  // all of its GPUs (first = gpu_uuid); sent as "gpus"
+  double time_quota = 1;  // sent as "time_quota" only when != 1 (the agent's default)
 };
 
 // The StartInstance body for `spec` (command, env, model path, memory limit from memory_gib).
 std::string StartInstanceBody(const FunctionSpec& spec, const StartInstanceArgs& args);
-// The PUT /agent/v1/instances/{id}/quota body.
-std::string QuotaBody(double request, double limit, bool slo_sensitive, int64_t mem_limit_bytes);
+// The PUT /agent/v1/instances/{id}/quota body; "time_quota" only when given (the agent keeps
+// absent fields, so profiling trials leave it alone and vertical steps always send it).
+std::string QuotaBody(double request, double limit, bool slo_sensitive, int64_t mem_limit_bytes,
+                      std::optional<double> time_quota = std::nullopt);
 
 // Inference and LLM functions are SLO-sensitive; training is best-effort.
 bool IsSloSensitive(FunctionKind kind);

@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "runtime/common/log.h"
+#include "runtime/controller/profiled_latency.h"
 #include "runtime/controller/scale_plan.h"
 #include "runtime/spec/function_spec.h"
 
@@ -53,17 +54,68 @@ absl::Status ControllerCore::Persist(ControllerFunction& f) {
   return absl::OkStatus();
 }
 
+absl::Status ControllerCore::MakePolicy(ControllerFunction& f) {
+  f.policy.reset();
+  const FunctionSpec& spec = f.record.spec;
+  if (spec.policy == kDefaultPolicy && spec.policy_params.empty())
+    return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(f.policy, core::MakePolicySet(spec.policy, CorePolicyParams(spec),
+                                                        FunctionKey(spec.name)));
+  // The set is new to a cluster that may already hold allocations: replay them into its indices.
+  for (const core::GpuState& g : cluster_->gpus()) {
+    for (const core::Allocation& a : g.allocations)
+      f.policy->placement().OnAdded(a, *cluster_);
+  }
+  return absl::OkStatus();
+}
+
+core::FunctionTraits ControllerCore::Traits(const ControllerFunction& f) const {
+  const FunctionSpec& spec = f.record.spec;
+  const ProfileInfo& p = *f.record.profile;
+  core::FunctionTraits t;
+  t.id = f.id;
+  t.kind = spec.kind == FunctionKind::kTraining ? core::FunctionKind::kTraining
+           : spec.kind == FunctionKind::kLlm    ? core::FunctionKind::kLlmInference
+                                                : core::FunctionKind::kInference;
+  t.profiled = {p.request, p.limit, p.time_quota};
+  t.min_instances = f.record.min();
+  t.max_instances = f.record.max();
+  t.capacity_rps = p.capacity_rps;
+  t.slo_sensitive = IsSloSensitive(spec.kind);
+  t.latency = f.latency.get();
+  t.max_batch = spec.batching.max_batch;
+  if (spec.slo_ms)
+    t.slo = absl::Microseconds(*spec.slo_ms * 1000.0);
+  t.memory = common::Bytes(MemoryLimitBytes(spec));
+  return t;
+}
+
 void ControllerCore::MakeScaler(ControllerFunction& f) {
   f.scaler.reset();
+  f.hybrid.reset();
   if (f.record.spec.kind == FunctionKind::kTraining || !f.record.profile)
     return;
-  absl::StatusOr<std::unique_ptr<core::LazyScaler>> s = core::LazyScaler::Create(ScalerConfigFor(
-      options_.lazy, f.record.min(), f.record.max(), f.record.profile->capacity_rps));
-  if (!s.ok()) {
-    f.record.message = std::string(s.status().message());
-    return;
+  if (!f.latency) {
+    absl::StatusOr<std::unique_ptr<ProfiledLatencyModel>> m =
+        ProfiledLatencyModel::Create(*f.record.profile);
+    if (m.ok())
+      f.latency = *std::move(m);  // null without trial points: policies see no latency model
   }
-  f.scaler = *std::move(s);
+  if (f.policy) {
+    const core::FunctionTraits traits = Traits(f);
+    if (f.record.spec.gpus == 1)  // a hybrid scaler's kAdd names one GPU
+      f.hybrid = f.policy->MakeHybridScaler(traits);
+    if (!f.hybrid)
+      f.scaler = f.policy->MakeScaler(traits);
+  } else {
+    absl::StatusOr<std::unique_ptr<core::LazyScaler>> s = core::LazyScaler::Create(ScalerConfigFor(
+        options_.lazy, f.record.min(), f.record.max(), f.record.profile->capacity_rps));
+    if (!s.ok()) {
+      f.record.message = std::string(s.status().message());
+      return;
+    }
+    f.scaler = *std::move(s);
+  }
   f.desired = std::clamp(f.desired, f.record.min(), f.record.max());
 }
 
@@ -112,6 +164,10 @@ absl::Status ControllerCore::LoadRegistry() {
     f.record = std::move(record);
     f.store_version = v ? v->version : 0;
     f.id = common::FunctionId(next_function_id_++);
+    if (absl::Status s = MakePolicy(f); !s.ok()) {
+      f.record.state = FunctionState::kFailed;  // e.g. a policy no longer registered
+      f.record.message = absl::StrCat("policy: ", s.message());
+    }
     functions_.emplace(f.record.spec.name, std::move(f));
   }
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> next, store_.Get("meta/next_instance_id"));
@@ -131,6 +187,8 @@ json ControllerCore::InstanceJson(const ControllerInstance& i) const {
               {"restarts", i.restarts},
               {"request", i.request},
               {"limit", i.limit},
+              {"time_quota", i.time_quota},
+              {"batch", i.batch},
               {"sm_share", i.sm_share},
               {"mem_used_bytes", i.mem_used_bytes},
               {"in_flight", i.in_flight}};
@@ -142,8 +200,16 @@ json ControllerCore::StatusJson(const ControllerFunction& f) const {
     if (i.function == f.record.spec.name && !i.profiling)
       instances.push_back(InstanceJson(i));
   }
+  json params = json::object();
+  for (const PolicyParamSpec& p : f.record.spec.policy_params)
+    params[p.key] = p.value;
   return json{{"name", f.record.spec.name},
               {"kind", FunctionKindName(f.record.spec.kind)},
+              {"policy", f.record.spec.policy},
+              {"policy_params", std::move(params)},
+              {"scaler", f.hybrid   ? std::string(f.hybrid->name())
+                         : f.scaler ? std::string(f.scaler->name())
+                                    : std::string()},
               {"state", FunctionStateName(f.record.state)},
               {"message", f.record.message},
               {"profile", f.record.profile ? ProfileToJson(*f.record.profile) : json(nullptr)},
@@ -170,6 +236,8 @@ http::Response ControllerCore::Deploy(const std::string& yaml) {
   }
   ControllerFunction f;
   f.record.spec = *std::move(spec);
+  if (absl::Status p = MakePolicy(f); !p.ok())
+    return http::ErrorResponse(400, std::string(p.message()));
   f.id = common::FunctionId(next_function_id_++);
   absl::Status s = Persist(f);
   if (!s.ok())
@@ -209,6 +277,7 @@ void ControllerCore::Delete(const std::string& name, http::Responder respond) {
     f.record.state = FunctionState::kDeleting;
     (void)Persist(f);
     f.scaler.reset();
+    f.hybrid.reset();
     f.desired = 0;
     for (const ControllerInstance* i : Active(name))
       ScaleIn(i->id);

@@ -1,6 +1,8 @@
 // ControllerCore: the controller daemon's state and logic on its event loop - registry, profiling
-// orchestration, placement (DiluScheduler over one ClusterState), LazyScaler per inference
-// function, node polling and the routes the gateway reads. Created by ControllerDaemon; the HTTP
+// orchestration, placement over one ClusterState (the controller's DiluScheduler for default
+// `dilu` functions, else the function's core::PolicySet), a scaler per inference function (a
+// LazyScaler, the set's HorizontalScaler, or its HybridScaler), node polling and the routes the
+// gateway reads. Created by ControllerDaemon; the HTTP
 // handlers (controller_http.cc) call it. Thread safety: every method runs on the loop thread
 // except Init (before the loop has work) and StopWorkers (from the stopping thread).
 #ifndef SLUICE_RUNTIME_CONTROLLER_CONTROLLER_CORE_H_
@@ -21,6 +23,8 @@
 
 #include "core/dilu/lazy_scaler.h"
 #include "core/dilu/scheduler.h"
+#include "core/policy/hybrid.h"
+#include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
 #include "nlohmann/json.hpp"
 #include "runtime/controller/agent_api.h"
@@ -44,6 +48,8 @@ struct ControllerInstance {
   int restarts = 0;
   double request = 0;
   double limit = 0;
+  double time_quota = 1;  // HAS-GPU's q (1: no time slicing)
+  int batch = 1;          // the max_batch it was started with
   double sm_share = 0;
   int64_t mem_used_bytes = 0;
   int in_flight = 0;
@@ -57,7 +63,17 @@ struct ControllerFunction {
   FunctionRecord record;
   int64_t store_version = 0;
   common::FunctionId id;
-  std::unique_ptr<core::LazyScaler> scaler;  // ready inference/LLM functions
+  // The spec's policy set (core::MakePolicySet). Null for `dilu` without policy_params, which
+  // runs on the controller's own DiluScheduler and LazyScaler (ControllerOptions.scheduler and
+  // .lazy), exactly as before policies were selectable.
+  std::unique_ptr<core::PolicySet> policy;
+  // From the profile's trial points (null without them); declared before the scalers, which
+  // borrow it through FunctionTraits::latency, so it outlives them.
+  std::unique_ptr<core::LatencyModel> latency;
+  // Ready inference/LLM functions have at most one of these: `hybrid` when the set makes one
+  // (driven instead of scaler + placement), else `scaler`.
+  std::unique_ptr<core::HorizontalScaler> scaler;
+  std::unique_ptr<core::HybridScaler> hybrid;
   int desired = 0;
   bool unschedulable = false;  // the last placement found no room
 };
@@ -109,6 +125,10 @@ class ControllerCore {
   void SetReady(ControllerFunction& f, const ProfileInfo& profile);
   void SetFailed(ControllerFunction& f, const std::string& message);
   void MakeScaler(ControllerFunction& f);
+  // Builds f.policy from the spec (null for plain dilu) and replays the cluster into its
+  // placement policy's indices. Fails only if the registry changed since the spec was accepted.
+  [[nodiscard]] absl::Status MakePolicy(ControllerFunction& f);
+  core::FunctionTraits Traits(const ControllerFunction& f) const;
   [[nodiscard]] absl::Status LoadRegistry();
 
   // controller_instances.cc: placement, scaling, node status.
@@ -121,7 +141,25 @@ class ControllerCore {
   bool StartServing(ControllerFunction& f, bool restart);
   absl::StatusOr<std::vector<common::GpuId>> Allocate(ControllerFunction& f, int64_t id,
                                                       core::SmQuota quota, bool profiling);
+  // Starts instance `id` of `f` on `gpus` (already committed) through their agent.
+  void Launch(ControllerFunction& f, int64_t id, const std::vector<common::GpuId>& gpus,
+              core::SmQuota quota, int batch, bool restart);
   void Release(ControllerInstance& i);
+  // Tells every placement policy in use (the DiluScheduler and each function's set) about a
+  // committed change, so each keeps its indices over the shared cluster.
+  void NotifyAdded(const core::Allocation& a);
+  void NotifyRemoved(const core::Allocation& a);
+  core::SmQuota ServingQuota(const ControllerFunction& f) const;
+
+  // controller_hybrid.cc: the HybridScaler path.
+  void DriveHybrid(ControllerFunction& f, const core::LoadSample& sample, absl::Time now);
+  std::vector<core::PodView> Pods(const ControllerFunction& f) const;
+  bool ApplySetQuota(ControllerFunction& f, const core::ScalingAction& a);
+  bool ApplyAdd(ControllerFunction& f, const core::ScalingAction& a);
+  bool ApplyRemove(ControllerFunction& f, const core::ScalingAction& a);
+  // Requests/s one instance serves: the profile's capacity, or, when the instance's quota or
+  // batch differs from the profile and a latency model exists, batch / t(batch, s, q).
+  double CapacityOf(const ControllerFunction& f, const ControllerInstance& i) const;
   void ScaleIn(int64_t id);
   void SendDelete(int64_t id, absl::Duration drain);
   void PollNodes();

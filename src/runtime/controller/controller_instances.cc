@@ -1,6 +1,7 @@
-// ControllerCore: agents, placement through DiluScheduler, scaling through LazyScaler, node polling
-// and the routes version. Agent calls from the loop are asynchronous (http::Client); only start-up
-// (Init) uses blocking fetches, before the loop has any work.
+// ControllerCore: agents, placement (the DiluScheduler or the function's policy set), horizontal
+// scaling (Reconcile towards `desired`), node polling and the routes version. Agent calls from
+// the loop are asynchronous (http::Client); only start-up (Init) uses blocking fetches, before
+// the loop has any work.
 #include <algorithm>
 #include <utility>
 
@@ -146,25 +147,31 @@ void ControllerCore::AdoptOne(int agent, const ReportedInstance& ai, ControllerF
   i.confirmed = true;
   i.state = ai.state;
   i.restarts = ai.restarts;
-  i.request = ai.request > 0 ? ai.request : f.record.profile->request;
-  i.limit = ai.limit > 0 ? ai.limit : f.record.profile->limit;
+  const ProfileInfo& p = *f.record.profile;
+  // The quota the agent reports (it may have been changed live), else the profile's.
+  core::SmQuota quota{ai.request > 0 ? ai.request : p.request, ai.limit > 0 ? ai.limit : p.limit,
+                      ai.time_quota > 0 ? ai.time_quota : p.time_quota};
+  if (!core::ValidateQuota(quota).ok())
+    quota = ServingQuota(f);
+  i.request = quota.request;
+  i.limit = quota.limit;
+  i.time_quota = quota.time_quota;
+  i.batch = ai.max_batch > 0 ? ai.max_batch : p.batch;
   i.sm_share = ai.sm_share;
   if (ai.port > 0)
     i.url = absl::StrCat(agents_[agent].endpoint.host, ":", ai.port);
   // Every GPU the agent reports for it (older agents: just `gpu`), held again in the cluster.
   const std::vector<std::string> uuids = ai.gpus.empty() ? std::vector<std::string>{ai.gpu}
                                                          : ai.gpus;
-  const ProfileInfo& p = *f.record.profile;
   for (const std::string& uuid : uuids) {
     for (size_t g = 0; g < agents_[agent].gpus.size(); ++g) {
       if (agents_[agent].gpus[g].uuid != uuid)
         continue;
       const common::GpuId gid = agents_[agent].gpu_ids[g];
       core::Allocation alloc{common::InstanceId(ai.id), f.id, gid,
-                             common::Bytes(MemoryLimitBytes(f.record.spec)),
-                             {p.request, p.limit}};
+                             common::Bytes(MemoryLimitBytes(f.record.spec)), quota};
       if (cluster_->Add(alloc).ok()) {
-        scheduler_->OnAdded(alloc, *cluster_);
+        NotifyAdded(alloc);
         i.gpus.push_back(gid);
         i.allocated = true;
       }
@@ -230,7 +237,11 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
   d.memory_per_gpu = common::Bytes(MemoryLimitBytes(spec));
   d.quota = quota;
   d.same_node = spec.gpus > 1;  // one agent starts the process
-  absl::StatusOr<std::vector<common::GpuId>> gpus = scheduler_->Place(d, *cluster_);
+  // Profiling trials are the controller's own business: always the DiluScheduler.
+  core::PlacementPolicy& placement =
+      profiling || !f.policy ? static_cast<core::PlacementPolicy&>(*scheduler_)
+                             : f.policy->placement();
+  absl::StatusOr<std::vector<common::GpuId>> gpus = placement.Place(d, *cluster_);
   if (!gpus.ok() && profiling) {
     // No idle GPU for an exclusive trial: share the least requested one rather than fail.
     const core::GpuState* best = nullptr;
@@ -248,7 +259,7 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
   for (common::GpuId g : *gpus) {
     core::Allocation a{common::InstanceId(id), f.id, g, d.memory_per_gpu, quota};
     SLUICE_RETURN_IF_ERROR(cluster_->Add(a));
-    scheduler_->OnAdded(a, *cluster_);
+    NotifyAdded(a);
   }
   return gpus;
 }
@@ -256,10 +267,32 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
 void ControllerCore::Release(ControllerInstance& i) {
   if (!i.allocated)
     return;
-  for (const core::Allocation& a : cluster_->Remove(common::InstanceId(i.id))) {
-    scheduler_->OnRemoved(a, *cluster_);
-  }
+  for (const core::Allocation& a : cluster_->Remove(common::InstanceId(i.id)))
+    NotifyRemoved(a);
   i.allocated = false;
+}
+
+void ControllerCore::NotifyAdded(const core::Allocation& a) {
+  scheduler_->OnAdded(a, *cluster_);
+  for (auto& [name, f] : functions_) {
+    if (f.policy)
+      f.policy->placement().OnAdded(a, *cluster_);
+  }
+}
+
+void ControllerCore::NotifyRemoved(const core::Allocation& a) {
+  scheduler_->OnRemoved(a, *cluster_);
+  for (auto& [name, f] : functions_) {
+    if (f.policy)
+      f.policy->placement().OnRemoved(a, *cluster_);
+  }
+}
+
+core::SmQuota ControllerCore::ServingQuota(const ControllerFunction& f) const {
+  const ProfileInfo& p = *f.record.profile;
+  if (!f.policy)
+    return {p.request, p.limit, p.time_quota};
+  return f.policy->QuotaFor(Traits(f));
 }
 
 int64_t ControllerCore::NextInstanceId() {
@@ -269,10 +302,9 @@ int64_t ControllerCore::NextInstanceId() {
 }
 
 bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
-  const ProfileInfo& p = *f.record.profile;
   const int64_t id = NextInstanceId();
-  absl::StatusOr<std::vector<common::GpuId>> gpus =
-      Allocate(f, id, {p.request, p.limit}, /*profiling=*/false);
+  const core::SmQuota quota = ServingQuota(f);
+  absl::StatusOr<std::vector<common::GpuId>> gpus = Allocate(f, id, quota, /*profiling=*/false);
   if (!gpus.ok()) {
     f.unschedulable = true;
     f.record.message = absl::StrCat("unschedulable: ", gpus.status().message());
@@ -282,19 +314,29 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
   f.unschedulable = false;
   if (absl::StartsWith(f.record.message, "unschedulable"))
     f.record.message.clear();
-  const int agent = gpu_agent_[(*gpus)[0].value()];
+  Launch(f, id, *gpus, quota, f.record.profile->batch, restart);
+  return true;
+}
+
+void ControllerCore::Launch(ControllerFunction& f, int64_t id,
+                            const std::vector<common::GpuId>& gpus, core::SmQuota quota,
+                            int batch, bool restart) {
+  const int agent = gpu_agent_[gpus[0].value()];
   const ControllerAgent& a = agents_[agent];
   ControllerInstance i;
   i.id = id;
   i.function = f.record.spec.name;
   i.agent = agent;
-  i.gpus = *gpus;
-  const std::vector<std::string> uuids = GpuUuidsOn(a, *gpus);  // same_node: all on `a`
+  i.gpus = gpus;
+  const std::vector<std::string> uuids = GpuUuidsOn(a, gpus);  // same_node: all on `a`
   i.gpu_uuid = uuids.empty() ? "" : uuids[0];
-  i.request = p.request;
-  i.limit = p.limit;
+  i.request = quota.request;
+  i.limit = quota.limit;
+  i.time_quota = quota.time_quota;
+  i.batch = batch;
   i.allocated = true;
-  StartInstanceArgs args{id, i.gpu_uuid, p.request, p.limit, restart, p.batch, uuids};
+  StartInstanceArgs args{id,    i.gpu_uuid, quota.request, quota.limit,
+                         restart, batch,    uuids,         quota.time_quota};
   http::Request req =
       AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(f.record.spec, args));
   instances_.emplace(id, std::move(i));
@@ -317,7 +359,6 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
                  Erase(id);
                });
   Touch();
-  return true;
 }
 
 void ControllerCore::ScaleIn(int64_t id) {

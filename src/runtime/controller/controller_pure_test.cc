@@ -7,6 +7,7 @@
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/function_record.h"
 #include "runtime/controller/function_state.h"
+#include "runtime/controller/profiled_latency.h"
 #include "runtime/controller/profiling_job.h"
 #include "runtime/controller/testing/fake_agent.h"
 
@@ -51,7 +52,8 @@ TEST(FunctionRecordTest, JsonRoundTripKeepsEverything) {
   FunctionRecord r;
   r.spec = Spec();
   r.state = FunctionState::kReady;
-  r.profile = ProfileInfo{0.3, 0.6, 4, 120.5, 33.2, 1 << 20, 9, "profiled"};
+  r.profile = ProfileInfo{0.3, 0.6, 4, 120.5, 33.2, 1 << 20, 9, "profiled", 0.5,
+                          {{1, 0.2, 7.25}, {4, 0.6, 9.5}}};
   r.max_override = 7;
   r.cold_starts = 3;
   r.training_launched = true;
@@ -92,6 +94,12 @@ TEST(AgentApiTest, ParsesNodeStatusWithOptionalFields) {
   EXPECT_EQ(n->instances[0].port, 7101);
   EXPECT_DOUBLE_EQ(n->instances[0].sm_share, 0.4);
   EXPECT_EQ(n->instances[0].restarts, 0);
+  EXPECT_EQ(n->instances[0].time_quota, 0.0);  // not reported: the controller keeps its own
+  n = ParseNodeReport(R"({"node": "n", "gpus": [], "instances": [{"id": 4, "function": "f",
+      "state": "ready", "time_quota": 0.35, "max_batch": 2}]})");
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_DOUBLE_EQ(n->instances[0].time_quota, 0.35);
+  EXPECT_EQ(n->instances[0].max_batch, 2);
   absl::StatusOr<NodeReport> bad = ParseNodeReport(R"({"node": "n", "gpus": []})");
   EXPECT_THAT(bad.status().message(), HasSubstr("instances"));
 }
@@ -115,6 +123,18 @@ TEST(AgentApiTest, StartInstanceBodyCarriesTheSpec) {
       StartInstanceBody(Spec(), {18, "EMU-1", 0.3, 0.6, true, 1, {"EMU-1", "EMU-0"}}));
   EXPECT_EQ(wide["gpu"], "EMU-1");
   EXPECT_EQ(wide["gpus"], (std::vector<std::string>{"EMU-1", "EMU-0"}));
+  EXPECT_FALSE(j.contains("time_quota"));  // 1 is the agent's default: a Dilu body is unchanged
+  StartInstanceArgs sliced{19, "EMU-0", 0.5, 0.5, true, 2, {}};
+  sliced.time_quota = 0.3;
+  EXPECT_EQ(nlohmann::json::parse(StartInstanceBody(Spec(), sliced))["time_quota"], 0.3);
+}
+
+TEST(AgentApiTest, QuotaBodySendsTheTimeQuotaOnlyWhenGiven) {
+  const nlohmann::json trial = nlohmann::json::parse(QuotaBody(0.4, 0.4, true, 100));
+  EXPECT_EQ(trial["limit"], 0.4);
+  EXPECT_FALSE(trial.contains("time_quota"));
+  const nlohmann::json step = nlohmann::json::parse(QuotaBody(0.5, 0.5, true, 100, 1.0));
+  EXPECT_EQ(step["time_quota"], 1.0);
 }
 
 TEST(AgentApiTest, TrialAnswersAreChecked) {
@@ -161,6 +181,57 @@ TEST(ProfileWithTest, SpecQuotaRunsOneTrialAtTheRequest) {
   EXPECT_DOUBLE_EQ(p->request, 0.5);
   EXPECT_DOUBLE_EQ(p->limit, 0.8);
   EXPECT_DOUBLE_EQ(p->capacity_rps, 8 / (model.LatencyMs(0.5, 8) / 1000.0));
+}
+
+TEST(ProfileWithTest, KeepsEveryDistinctTrialAndTheSpecTimeQuota) {
+  FakeModel model;
+  FakeModelRunner runner(model);
+  absl::StatusOr<ProfileInfo> p = ProfileWith(runner, Spec(), {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(static_cast<int>(p->points.size()), p->trials);
+  for (const TrialPoint& t : p->points)
+    EXPECT_NEAR(t.latency_ms, model.LatencyMs(t.sm_share, t.batch), 1e-3) << t.batch;
+  EXPECT_EQ(p->time_quota, 1.0);
+  FunctionSpec s = Spec();
+  s.quota = QuotaSpec{0.5, 0.5, 0.25};
+  p = ProfileWith(runner, s, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->time_quota, 0.25);
+  ASSERT_EQ(p->points.size(), 1u);
+  EXPECT_EQ(p->points[0].batch, 8);
+}
+
+TEST(ProfiledLatencyTest, ReproducesTheTrialsAndScalesByTheTimeQuota) {
+  FakeModel model;
+  FakeModelRunner runner(model);
+  absl::StatusOr<ProfileInfo> p = ProfileWith(runner, Spec(), {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<std::unique_ptr<ProfiledLatencyModel>> m = ProfiledLatencyModel::Create(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_NE(*m, nullptr);
+  // The trials come back (within the table's monotone smoothing of a sparse search path), and a
+  // time quota q divides the q = 1 latency.
+  for (const TrialPoint& t : p->points) {
+    const absl::Duration full = (*m)->BatchLatency(t.batch, t.sm_share);
+    EXPECT_NEAR(absl::ToDoubleMilliseconds(full), t.latency_ms, 0.05 * t.latency_ms)
+        << t.batch << " " << t.sm_share;
+    for (double q : {0.25, 0.5}) {
+      EXPECT_NEAR(absl::ToDoubleMilliseconds((*m)->BatchLatency(t.batch, t.sm_share, q)),
+                  absl::ToDoubleMilliseconds(full) / q, 1e-9 * t.latency_ms / q);
+    }
+  }
+  // Monotone non-increasing in q, finite at the clamp.
+  const TrialPoint& t = p->points.back();
+  EXPECT_GT((*m)->BatchLatency(t.batch, t.sm_share, 0.3),
+            (*m)->BatchLatency(t.batch, t.sm_share, 0.6));
+  EXPECT_EQ((*m)->BatchLatency(t.batch, t.sm_share, 0.0),
+            (*m)->BatchLatency(t.batch, t.sm_share, 0.01));
+  // A profile stored before trial points were kept gives no model.
+  ProfileInfo old = *p;
+  old.points.clear();
+  m = ProfiledLatencyModel::Create(old);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(*m, nullptr);
 }
 
 TEST(ProfileWithTest, UnreachableSloFails) {

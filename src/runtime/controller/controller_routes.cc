@@ -1,5 +1,6 @@
 // ControllerCore: node status polling, the routes the gateway polls (and their version), the
-// gateway's load reports and wake-ups feeding the LazyScalers, PUT /scale and /metrics.
+// gateway's load reports and wake-ups feeding the scalers (horizontal or hybrid), PUT /scale and
+// /metrics.
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -118,7 +119,7 @@ json ControllerCore::RouteJson(const ControllerFunction& f) const {
     instances.push_back(
         json{{"id", i->id},
              {"url", i->url},
-             {"capacity_rps", f.record.profile ? f.record.profile->capacity_rps : 0},
+             {"capacity_rps", CapacityOf(f, *i)},
              {"state", i->state == "ready" ? "ready" : "starting"},
              {"request", i->request},
              {"limit", i->limit},
@@ -193,7 +194,7 @@ http::Response ControllerCore::Load(const std::string& body) {
   const absl::Time now = loop_.Now();
   for (const json& e : *fs) {
     auto it = functions_.find(e["name"].get<std::string>());
-    if (it == functions_.end() || !it->second.scaler)
+    if (it == functions_.end() || (!it->second.scaler && !it->second.hybrid))
       continue;
     ControllerFunction& f = it->second;
     core::LoadSample s;
@@ -202,6 +203,10 @@ http::Response ControllerCore::Load(const std::string& body) {
     s.queued = e.value("queued", 0);
     s.instances = static_cast<int>(Active(f.record.spec.name).size());
     s.capacity_rps_per_instance = f.record.profile->capacity_rps;
+    if (f.hybrid) {
+      DriveHybrid(f, s, now);
+      continue;
+    }
     f.scaler->Observe(s);
     f.desired = f.scaler->Desired(now);
     Reconcile(f, /*cold_start=*/true);
@@ -220,7 +225,8 @@ http::Response ControllerCore::Wake(const std::string& body) {
     return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
   ControllerFunction& f = it->second;
   bool started = false;
-  if (f.scaler && Active(name).empty() && f.record.max() >= 1) {
+  // A hybrid function wakes like the others: one instance by its set's placement and quota.
+  if ((f.scaler || f.hybrid) && Active(name).empty() && f.record.max() >= 1) {
     f.desired = std::max(f.desired, 1);
     Reconcile(f, /*cold_start=*/true);
     started = !Active(name).empty();
@@ -257,7 +263,7 @@ http::Response ControllerCore::Scale(const std::string& name, const std::string&
   if (absl::Status s = Persist(f); !s.ok()) {
     return http::ErrorResponse(500, absl::StrCat("registry: ", s.message()));
   }
-  if (f.scaler) {
+  if (f.scaler || f.hybrid) {
     MakeScaler(f);
     Reconcile(f, /*cold_start=*/false);
   }

@@ -18,7 +18,8 @@ json ProfileToJson(const ProfileInfo& p) {
   return json{{"request", p.request},       {"limit", p.limit},
               {"batch", p.batch},           {"capacity_rps", p.capacity_rps},
               {"latency_ms", p.latency_ms}, {"memory_bytes", p.memory_bytes},
-              {"trials", p.trials},         {"source", p.source}};
+              {"trials", p.trials},         {"source", p.source},
+              {"time_quota", p.time_quota}};
 }
 
 namespace {
@@ -33,7 +34,24 @@ ProfileInfo ProfileFromJson(const json& j) {
   p.memory_bytes = j.at("memory_bytes").get<int64_t>();
   p.trials = j.at("trials").get<int>();
   p.source = j.at("source").get<std::string>();
+  // Records written before time quotas and trial points have neither.
+  p.time_quota = j.value("time_quota", 1.0);
+  if (auto pts = j.find("points"); pts != j.end()) {
+    for (const json& t : *pts) {
+      p.points.push_back({t.at(0).get<int>(), t.at(1).get<double>(), t.at(2).get<double>()});
+    }
+  }
   return p;
+}
+
+// The stored profile: ProfileToJson plus the trial points as [batch, sm_share, latency_ms].
+json StoredProfile(const ProfileInfo& p) {
+  json j = ProfileToJson(p);
+  json pts = json::array();
+  for (const TrialPoint& t : p.points)
+    pts.push_back(json::array({t.batch, t.sm_share, t.latency_ms}));
+  j["points"] = std::move(pts);
+  return j;
 }
 
 json OptionalInt(const std::optional<int>& v) {
@@ -52,7 +70,7 @@ std::string RecordToJson(const FunctionRecord& r) {
   json j{{"spec_yaml", FunctionSpecToYaml(r.spec)},
          {"state", FunctionStateName(r.state)},
          {"message", r.message},
-         {"profile", r.profile ? ProfileToJson(*r.profile) : json(nullptr)},
+         {"profile", r.profile ? StoredProfile(*r.profile) : json(nullptr)},
          {"min", OptionalInt(r.min_override)},
          {"max", OptionalInt(r.max_override)},
          {"cold_starts", r.cold_starts},

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -15,6 +16,15 @@
 #include "runtime/spec/function_spec.h"
 
 namespace sluice::runtime {
+
+// One profiling trial: latency of one batch at an SM share (time quota 1). Kept so the
+// controller can give policies a latency model of (batch, s, q) (profiled_latency.h).
+struct TrialPoint {
+  int batch = 1;
+  double sm_share = 1;
+  double latency_ms = 0;
+  bool operator==(const TrialPoint&) const = default;
+};
 
 // What profiling found (or the spec preset): the instance's SM quota, batch and capacity.
 struct ProfileInfo {
@@ -26,6 +36,8 @@ struct ProfileInfo {
   int64_t memory_bytes = 0;  // peak GPU memory seen in the trials (0: unknown)
   int trials = 0;            // distinct trials run
   std::string source;        // "profiled" or "spec"
+  double time_quota = 1;     // the spec's quota.time_quota (profiling itself runs at 1)
+  std::vector<TrialPoint> points;  // every distinct trial, in the order run
   bool operator==(const ProfileInfo&) const = default;
 };
 
@@ -49,6 +61,7 @@ struct FunctionRecord {
 std::string FunctionKey(const std::string& name);
 inline constexpr char kFunctionKeyPrefix[] = "functions/";
 
+// The profile as FunctionStatus shows it (without the trial points).
 nlohmann::json ProfileToJson(const ProfileInfo& profile);
 
 // Serialises `record` for the Store. RecordFromJson(RecordToJson(r)) == r.

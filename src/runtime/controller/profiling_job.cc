@@ -12,6 +12,26 @@
 namespace sluice::runtime {
 namespace {
 
+// Passes trials through and keeps each distinct successful one (the profiler caches repeats).
+class RecordingRunner final : public core::TrialRunner {
+ public:
+  explicit RecordingRunner(core::TrialRunner& inner) : inner_(inner) {}
+  absl::StatusOr<core::TrialResult> Run(const core::Trial& trial) override {
+    absl::StatusOr<core::TrialResult> r = inner_.Run(trial);
+    if (r.ok()) {
+      const TrialPoint p{trial.batch, trial.sm_share, absl::ToDoubleMilliseconds(r->latency)};
+      if (std::find(points_.begin(), points_.end(), p) == points_.end())
+        points_.push_back(p);
+    }
+    return r;
+  }
+  std::vector<TrialPoint> points() && { return std::move(points_); }
+
+ private:
+  core::TrialRunner& inner_;
+  std::vector<TrialPoint> points_;
+};
+
 ProfileInfo FromCore(const core::Profile& p, const char* source) {
   ProfileInfo info;
   info.request = p.quota.request;
@@ -35,13 +55,13 @@ absl::StatusOr<ProfileInfo> FromSpecQuota(core::TrialRunner& runner, const Funct
   p.latency = r.latency;
   p.memory = r.memory;
   p.trials = 1;
-  return FromCore(p, "spec");
+  ProfileInfo info = FromCore(p, "spec");
+  info.time_quota = spec.quota->time_quota;
+  return info;
 }
 
-}  // namespace
-
-absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& runner, const FunctionSpec& spec,
-                                        const core::ProfilerConfig& config) {
+absl::StatusOr<ProfileInfo> ProfileTrials(core::TrialRunner& runner, const FunctionSpec& spec,
+                                          const core::ProfilerConfig& config) {
   if (spec.quota)
     return FromSpecQuota(runner, spec);
   core::ProfilerConfig c = config;
@@ -54,6 +74,16 @@ absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& runner, const Functio
   if (!p.ok())
     return p.status();
   return FromCore(*p, "profiled");
+}
+
+}  // namespace
+
+absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& inner, const FunctionSpec& spec,
+                                        const core::ProfilerConfig& config) {
+  RecordingRunner runner(inner);
+  SLUICE_ASSIGN_OR_RETURN(ProfileInfo info, ProfileTrials(runner, spec, config));
+  info.points = std::move(runner).points();
+  return info;
 }
 
 namespace {

@@ -25,7 +25,9 @@ namespace sluice::runtime {
 // Inference/LLM: ProfileInference(runner, slo) with max_batch capped by batching.max_batch;
 // training: ProfileTraining(runner). With spec.quota: one trial at the request quota and batch =
 // batching.max_batch (training: 1) gives the capacity (source "spec"). Errors name the cause:
-// "SLO ... not met" (FailedPrecondition from the profiler), trial errors pass through.
+// "SLO ... not met" (FailedPrecondition from the profiler), trial errors pass through. The
+// result keeps every distinct trial as a TrialPoint (the latency model's data) and the spec's
+// quota.time_quota (trials themselves run at time quota 1).
 absl::StatusOr<ProfileInfo> ProfileWith(core::TrialRunner& runner, const FunctionSpec& spec,
                                         const core::ProfilerConfig& config);
 

@@ -2,14 +2,17 @@
 // exceptions are caught here, at the boundary, and become InputErrors with their line.
 #include "runtime/spec/function_spec.h"
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/registry/policy_registry.h"
 #include "runtime/spec/yaml_reader.h"
 
 namespace sluice::runtime {
@@ -156,7 +159,7 @@ absl::Status ParseQuota(const YamlReader& r, const YAML::Node& root, FunctionSpe
   const YAML::Node quota = root["quota"];
   if (!quota.IsDefined())
     return absl::OkStatus();
-  SLUICE_RETURN_IF_ERROR(r.CheckMap(quota, "quota", {"request", "limit"}));
+  SLUICE_RETURN_IF_ERROR(r.CheckMap(quota, "quota", {"request", "limit", "time_quota"}));
   SLUICE_ASSIGN_OR_RETURN(YAML::Node request, r.Required(quota, "quota", "request"));
   SLUICE_ASSIGN_OR_RETURN(YAML::Node limit, r.Required(quota, "quota", "limit"));
   QuotaSpec q;
@@ -168,6 +171,11 @@ absl::Status ParseQuota(const YamlReader& r, const YAML::Node& root, FunctionSpe
     return r.Error(limit, "quota.limit", "must be <= 1");
   if (q.request > q.limit)
     return r.Error(request, "quota.request", "must be <= quota.limit");
+  if (const YAML::Node tq = quota["time_quota"]; tq.IsDefined()) {
+    SLUICE_ASSIGN_OR_RETURN(q.time_quota, r.Double(tq, "quota.time_quota"));
+    if (!(q.time_quota > 0 && q.time_quota <= 1))
+      return r.Error(tq, "quota.time_quota", "must be in (0, 1]");
+  }
   spec.quota = q;
   return absl::OkStatus();
 }
@@ -231,11 +239,44 @@ absl::Status ParseTraining(const YamlReader& r, const YAML::Node& root, Function
   return absl::OkStatus();
 }
 
-absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
+// `policy` (a registry name) and `policy_params` (a flat map), checked by building the set: the
+// policy's own ParamReader names the line and key of a param it rejects.
+absl::Status ParsePolicy(const YamlReader& r, const std::string& file, const YAML::Node& root,
+                         FunctionSpec& spec) {
+  const YAML::Node policy = root["policy"];
+  if (policy.IsDefined()) {
+    SLUICE_ASSIGN_OR_RETURN(spec.policy, r.String(policy, "policy"));
+    const std::vector<std::string> known = core::KnownPolicies();
+    if (std::find(known.begin(), known.end(), spec.policy) == known.end()) {
+      return r.Error(policy, "policy",
+                     absl::StrCat("unknown policy '", spec.policy,
+                                  "' (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  if (const YAML::Node params = root["policy_params"]; params.IsDefined()) {
+    if (!params.IsMap())
+      return r.Error(params, "policy_params", "must be a mapping");
+    for (const auto& entry : params) {
+      SLUICE_ASSIGN_OR_RETURN(std::string key, r.String(entry.first, "policy_params"));
+      const std::string field = Join("policy_params", key);
+      SLUICE_ASSIGN_OR_RETURN(std::string value, r.String(entry.second, field));
+      for (const PolicyParamSpec& p : spec.policy_params) {
+        if (p.key == key)
+          return r.Error(entry.first, field, "duplicate key");
+      }
+      spec.policy_params.push_back({key, std::move(value), entry.first.Mark().line + 1});
+    }
+  }
+  return core::MakePolicySet(spec.policy, CorePolicyParams(spec), file).status();
+}
+
+absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& file,
+                                       const YAML::Node& root) {
   SLUICE_RETURN_IF_ERROR(
       r.CheckMap(root, "",
                  {"name", "kind", "command", "image", "model", "slo_ms", "memory_gib", "gpus",
-                  "batching", "autoscaling", "quota", "queue", "env", "training"}));
+                  "batching", "autoscaling", "quota", "queue", "env", "training", "policy",
+                  "policy_params"}));
   FunctionSpec spec;
   SLUICE_RETURN_IF_ERROR(ParseIdentity(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseLaunch(r, root, spec));
@@ -247,6 +288,7 @@ absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const YAML::Node& ro
   SLUICE_RETURN_IF_ERROR(ParseQueue(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseEnv(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseTraining(r, root, spec));
+  SLUICE_RETURN_IF_ERROR(ParsePolicy(r, file, root, spec));
   return spec;
 }
 
@@ -271,10 +313,17 @@ absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const st
     if (!root.IsDefined() || root.IsNull()) {
       return common::InputError({file, 1}, "", "empty function spec");
     }
-    return ParseRoot(reader, root);
+    return ParseRoot(reader, file, root);
   } catch (const YAML::Exception& e) {
     return common::InputError({file, e.mark.line + 1}, "", absl::StrCat("invalid YAML: ", e.msg));
   }
+}
+
+std::vector<core::PolicyParam> CorePolicyParams(const FunctionSpec& spec) {
+  std::vector<core::PolicyParam> out;
+  for (const PolicyParamSpec& p : spec.policy_params)
+    out.push_back({p.key, p.value, p.line});
+  return out;
 }
 
 absl::StatusOr<FunctionSpec> LoadFunctionSpec(const std::string& path) {

@@ -13,6 +13,8 @@
 
 #include "absl/status/statusor.h"
 
+#include "core/policy/policy_params.h"
+
 namespace sluice::runtime {
 
 enum class FunctionKind { kInference, kTraining, kLlm };
@@ -38,12 +40,27 @@ struct AutoscalingSpec {
   bool operator==(const AutoscalingSpec&) const = default;
 };
 
-// Pre-set <request, limit> SM quota fractions; absent means "profile it".
+// Pre-set <request, limit> SM quota fractions and HAS-GPU's time quota; absent means "profile
+// it".
 struct QuotaSpec {
-  double request = 0.0;  // 0 < request <= limit.
-  double limit = 0.0;    // limit <= 1.
+  double request = 0.0;     // 0 < request <= limit.
+  double limit = 0.0;       // limit <= 1.
+  double time_quota = 1.0;  // in (0, 1]; 1 = no time slicing (optional in YAML).
   bool operator==(const QuotaSpec&) const = default;
 };
+
+// One `key: value` of `policy_params`, kept with its YAML line so the policy's own parser can
+// name the line of a bad key or value. Equality ignores the line (where it was read is not part
+// of the value), so a spec equals its round trip through YAML.
+struct PolicyParamSpec {
+  std::string key;
+  std::string value;
+  int line = 0;
+  bool operator==(const PolicyParamSpec& o) const { return key == o.key && value == o.value; }
+};
+
+// The policy set a function runs under when the spec names none (today's behaviour).
+inline constexpr char kDefaultPolicy[] = "dilu";
 
 // Bounded per-function queue and per-request deadline.
 struct QueueSpec {
@@ -75,13 +92,19 @@ struct FunctionSpec {
   std::optional<QueueSpec> queue;
   std::map<std::string, std::string> env;  // Keys match [A-Za-z_][A-Za-z0-9_]*.
   std::optional<TrainingSpec> training;    // Present iff kind == kTraining.
+  // A core::KnownPolicies() name and its params (in file order, keys unique); validated by
+  // building the set with core::MakePolicySet.
+  std::string policy = kDefaultPolicy;
+  std::vector<PolicyParamSpec> policy_params;
   bool operator==(const FunctionSpec&) const = default;
 };
 
 // Parses and validates one spec from YAML `text`; `file` names it in errors. Every error is
 // InvalidArgument "file:line: field 'a.b': message" (common::InputError): unknown or duplicate
 // keys at any level, wrong types, missing required fields, impossible values, a training block
-// on a non-training kind, and YAML syntax errors (with their line, no field).
+// on a non-training kind, an unknown policy (listing the known ones), a policy param the policy
+// rejects (the policy's message, at the param's line), and YAML syntax errors (with their line,
+// no field).
 absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file);
 
 // Reads `path` and parses it. NotFound/Internal naming the path when it cannot be read.
@@ -90,6 +113,9 @@ absl::StatusOr<FunctionSpec> LoadFunctionSpec(const std::string& path);
 // Block-style YAML for `spec` that ParseFunctionSpec maps back to an equal spec (doubles are
 // written in shortest round-trip form). Optional parts are written only when present.
 std::string FunctionSpecToYaml(const FunctionSpec& spec);
+
+// spec.policy_params as the core registry takes them (key, value, line).
+std::vector<core::PolicyParam> CorePolicyParams(const FunctionSpec& spec);
 
 }  // namespace sluice::runtime
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 
@@ -65,6 +66,67 @@ TEST(FunctionSpecTest, FullSpecMapsFieldByField) {
   EXPECT_EQ(spec->queue->timeout_ms, 5000.0);
   EXPECT_EQ(spec->env, (std::map<std::string, std::string>{{"MODE", "fast"}, {"THREADS", "4"}}));
   EXPECT_FALSE(spec->training.has_value());
+  EXPECT_EQ(spec->quota->time_quota, 1.0);
+  EXPECT_EQ(spec->policy, "dilu");
+  EXPECT_TRUE(spec->policy_params.empty());
+}
+
+TEST(FunctionSpecTest, PolicyParamsAndTimeQuotaMapWithTheirLines) {
+  absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(
+      Replace("limit: 0.6}", "limit: 0.6, time_quota: 0.25}") +
+          "policy: fast-gs+\npolicy_params:\n  time_quota: 0.5\n  keep_alive_s: 30\n",
+      "f.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->quota->time_quota, 0.25);
+  EXPECT_EQ(spec->policy, "fast-gs+");
+  ASSERT_EQ(spec->policy_params.size(), 2u);
+  EXPECT_EQ(spec->policy_params[0].key, "time_quota");
+  EXPECT_EQ(spec->policy_params[0].value, "0.5");
+  EXPECT_EQ(spec->policy_params[0].line, 15);
+  EXPECT_EQ(spec->policy_params[1].key, "keep_alive_s");
+  EXPECT_EQ(spec->policy_params[1].line, 16);
+  const std::vector<core::PolicyParam> core_params = CorePolicyParams(*spec);
+  ASSERT_EQ(core_params.size(), 2u);
+  EXPECT_EQ(core_params[1].key, "keep_alive_s");
+  EXPECT_EQ(core_params[1].value, "30");
+  EXPECT_EQ(core_params[1].line, 16);
+}
+
+TEST(FunctionSpecTest, BadPolicyFieldsNameLineAndField) {
+  const std::string unknown = ErrorOf(std::string(kFull) + "policy: hasgpu\n");
+  EXPECT_EQ(unknown.rfind("f.yaml:13: field 'policy': unknown policy 'hasgpu' (known: ", 0), 0u)
+      << unknown;
+  EXPECT_NE(unknown.find("dilu"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("fast-gs+"), std::string::npos) << unknown;
+  // The policy's own parser names the param's line and key.
+  const std::string bad_key =
+      ErrorOf(std::string(kFull) + "policy: fast-gs+\npolicy_params:\n  keep_alive_s: 3\n"
+                                   "  windw: 2\n");
+  EXPECT_EQ(bad_key.rfind("f.yaml:16: field 'windw': ", 0), 0u) << bad_key;
+  const std::string bad_value =
+      ErrorOf(std::string(kFull) + "policy: fast-gs+\npolicy_params: {time_quota: 2}\n");
+  EXPECT_EQ(bad_value.rfind("f.yaml:14: field 'time_quota': ", 0), 0u) << bad_value;
+  // Params of the default policy are checked too.
+  EXPECT_EQ(ErrorOf(std::string(kFull) + "policy_params: {alpha: -1}\n").rfind("f.yaml:13: ", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(std::string(kFull) + "policy_params: [a]\n"),
+            "f.yaml:13: field 'policy_params': must be a mapping");
+  EXPECT_EQ(ErrorOf(std::string(kFull) + "policy_params: {a: [1]}\n"),
+            "f.yaml:13: field 'policy_params.a': must be a string");
+  EXPECT_EQ(ErrorOf(std::string(kFull) + "policy_params:\n  a: 1\n  a: 2\n"),
+            "f.yaml:15: field 'policy_params.a': duplicate key");
+  EXPECT_EQ(ErrorOf(std::string(kFull) + "policy: [dilu]\n"),
+            "f.yaml:13: field 'policy': must be a string");
+}
+
+TEST(FunctionSpecTest, TimeQuotaOutsideZeroOneIsRejected) {
+  for (const char* bad : {"0", "-0.1", "1.5"}) {
+    EXPECT_EQ(ErrorOf(Replace("limit: 0.6}", absl::StrCat("limit: 0.6, time_quota: ", bad, "}"))),
+              "f.yaml:10: field 'quota.time_quota': must be in (0, 1]")
+        << bad;
+  }
+  EXPECT_EQ(ErrorOf(Replace("limit: 0.6}", "limit: 0.6, time_quota: x}")),
+            "f.yaml:10: field 'quota.time_quota': must be a finite number");
 }
 
 TEST(FunctionSpecTest, MinimalTrainingSpecTakesDefaults) {
@@ -85,7 +147,8 @@ TEST(FunctionSpecTest, MinimalTrainingSpecTakesDefaults) {
 TEST(FunctionSpecTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ErrorOf(Replace("gpus: 1\n", "gpus: 1\ncolour: red\n")),
             "f.yaml:8: field 'colour': unknown key (allowed: name, kind, command, image, model, "
-            "slo_ms, memory_gib, gpus, batching, autoscaling, quota, queue, env, training)");
+            "slo_ms, memory_gib, gpus, batching, autoscaling, quota, queue, env, training, policy, "
+            "policy_params)");
   EXPECT_EQ(ErrorOf(Replace("max_batch: 8", "max_bach: 8")),
             "f.yaml:8: field 'batching.max_bach': unknown key (allowed: max_batch, "
             "max_queue_delay_ms)");
@@ -180,7 +243,13 @@ TEST(FunctionSpecTest, ToYamlRoundTrips) {
   image.image = "registry.local/bert:2";
   image.queue.reset();
   image.env.clear();
-  for (const FunctionSpec& spec : {*full, odd, image}) {
+  FunctionSpec policy = *full;
+  policy.quota->time_quota = 0.3;
+  policy.policy = "fast-gs+";
+  policy.policy_params = {{"time_quota", "0.5", 0}, {"keep_alive_s", "1e1", 0}};
+  FunctionSpec default_with_params = *full;
+  default_with_params.policy_params = {{"alpha", "2", 0}};
+  for (const FunctionSpec& spec : {*full, odd, image, policy, default_with_params}) {
     const std::string yaml = FunctionSpecToYaml(spec);
     absl::StatusOr<FunctionSpec> back = ParseFunctionSpec(yaml, "rt.yaml");
     ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;

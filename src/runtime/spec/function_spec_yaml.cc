@@ -32,10 +32,29 @@ void EmitPair(YAML::Emitter& out, const char* key, const char* a, const std::str
   out << YAML::EndMap;
 }
 
+// The default policy without params is not written: a dilu spec reads as it did before
+// `policy` existed.
+void EmitPolicy(YAML::Emitter& out, const FunctionSpec& spec) {
+  if (spec.policy == kDefaultPolicy && spec.policy_params.empty())
+    return;
+  out << YAML::Key << "policy" << YAML::Value << YAML::DoubleQuoted << spec.policy;
+  if (spec.policy_params.empty())
+    return;
+  out << YAML::Key << "policy_params" << YAML::Value << YAML::BeginMap;
+  for (const PolicyParamSpec& p : spec.policy_params)
+    out << YAML::Key << YAML::DoubleQuoted << p.key << YAML::Value << YAML::DoubleQuoted << p.value;
+  out << YAML::EndMap;
+}
+
 void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
   if (spec.quota) {
-    EmitPair(out, "quota", "request", FormatDouble(spec.quota->request), "limit",
-             FormatDouble(spec.quota->limit));
+    out << YAML::Key << "quota" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "request" << YAML::Value << FormatDouble(spec.quota->request);
+    out << YAML::Key << "limit" << YAML::Value << FormatDouble(spec.quota->limit);
+    if (spec.quota->time_quota != 1.0) {  // written only when set, so older specs read the same
+      out << YAML::Key << "time_quota" << YAML::Value << FormatDouble(spec.quota->time_quota);
+    }
+    out << YAML::EndMap;
   }
   if (spec.queue) {
     EmitPair(out, "queue", "max_length", std::to_string(spec.queue->max_length), "timeout_ms",
@@ -52,6 +71,7 @@ void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
     EmitPair(out, "training", "workers", std::to_string(spec.training->workers), "iterations",
              std::to_string(spec.training->iterations));
   }
+  EmitPolicy(out, spec);
 }
 
 }  // namespace

@@ -79,6 +79,11 @@ int FakeAgent::quota_puts() const {
   return quota_puts_;
 }
 
+std::vector<FakeQuotaPut> FakeAgent::quota_put_log() const {
+  absl::MutexLock lock(&mu_);
+  return quota_put_log_;
+}
+
 int FakeAgent::Live(const std::string& function) const {
   absl::MutexLock lock(&mu_);
   int n = 0;
@@ -115,6 +120,8 @@ std::string FakeAgent::NodeJson() {
                              {"exit_code", nullptr},
                              {"request", i.request},
                              {"limit", i.limit},
+                             {"time_quota", i.time_quota},
+                             {"max_batch", i.max_batch},
                              {"sm_share", i.request},
                              {"mem_used_bytes", 0},
                              {"in_flight", 0}});
@@ -166,6 +173,9 @@ void FakeAgent::HandleStart(http::Request& req, http::Responder respond) {
   i.restart = b.value("restart", "");
   i.request = b.value("request", 1.0);
   i.limit = b.value("limit", 1.0);
+  i.sent_time_quota = b.contains("time_quota");
+  i.time_quota = b.value("time_quota", 1.0);
+  i.max_batch = b.value("max_batch", 1);
   i.state = "starting";
   {
     absl::MutexLock lock(&mu_);
@@ -219,6 +229,27 @@ void FakeAgent::HandleDelete(http::Request& req, http::Responder respond) {
   respond(http::JsonResponse(202, "{}"));
 }
 
+void FakeAgent::HandleQuota(http::Request& req, http::Responder respond) {
+  const json b = json::parse(req.body, nullptr, false);
+  absl::MutexLock lock(&mu_);
+  const int64_t id = std::stoll(req.param("id"));
+  if (b.is_discarded() || !instances_.contains(id)) {
+    respond(http::ErrorResponse(404, "no instance"));
+    return;
+  }
+  ++quota_puts_;
+  FakeInstance& i = instances_[id];
+  i.request = b.value("request", 1.0);
+  i.limit = b.value("limit", 1.0);
+  FakeQuotaPut put{id, i.request, i.limit, std::nullopt};
+  if (b.contains("time_quota")) {  // as the agent: an absent field is kept
+    i.time_quota = b["time_quota"].get<double>();
+    put.time_quota = i.time_quota;
+  }
+  quota_put_log_.push_back(put);
+  respond(http::JsonResponse(200, "{}"));
+}
+
 http::Router FakeAgent::MakeRouter() {
   http::Router r;
   r.Handle("GET", "/agent/v1/node", [this](http::Request&, http::Responder respond) {
@@ -229,17 +260,7 @@ http::Router FakeAgent::MakeRouter() {
   });
   r.Handle("PUT", "/agent/v1/instances/{id}/quota",
            [this](http::Request& req, http::Responder respond) {
-             const json b = json::parse(req.body, nullptr, false);
-             absl::MutexLock lock(&mu_);
-             const int64_t id = std::stoll(req.param("id"));
-             if (b.is_discarded() || !instances_.contains(id)) {
-               respond(http::ErrorResponse(404, "no instance"));
-               return;
-             }
-             ++quota_puts_;
-             instances_[id].request = b.value("request", 1.0);
-             instances_[id].limit = b.value("limit", 1.0);
-             respond(http::JsonResponse(200, "{}"));
+             HandleQuota(req, std::move(respond));
            });
   r.Handle("DELETE", "/agent/v1/instances/{id}",
            [this](http::Request& req, http::Responder respond) {

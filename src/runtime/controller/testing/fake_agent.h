@@ -1,7 +1,8 @@
 // FakeAgent: an in-process node agent for the controller's tests. Implements the agent API of
 // docs/platform.md on an http::Server (port 0) and gives every instance its own small server
 // answering /sluice/v1/trial from a latency model of <sm_share, batch>, without a GPU or a
-// process. Instances become ready at the first GET /agent/v1/node after they start.
+// process. Instances become ready at the first GET /agent/v1/node after they start. Records
+// StartInstance and quota PUT fields (time_quota included) and reports them back in the node.
 // Thread-safe: handlers run on the fake's own loop; the test's accessors lock a mutex.
 #ifndef SLUICE_RUNTIME_CONTROLLER_TESTING_FAKE_AGENT_H_
 #define SLUICE_RUNTIME_CONTROLLER_TESTING_FAKE_AGENT_H_
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,8 +52,19 @@ struct FakeInstance {
   std::string restart;
   double request = 0;
   double limit = 0;
+  double time_quota = 1;       // StartInstance's (absent: 1), then the latest quota PUT's
+  bool sent_time_quota = false;  // the StartInstance carried "time_quota"
+  int max_batch = 0;
   int port = 0;
   bool forgotten = false;  // DELETE of a stopped instance: no longer listed
+};
+
+// One PUT /agent/v1/instances/{id}/quota as received.
+struct FakeQuotaPut {
+  int64_t id = 0;
+  double request = 0;
+  double limit = 0;
+  std::optional<double> time_quota;  // absent: the instance keeps its time quota
 };
 
 struct FakeDelete {
@@ -75,6 +88,7 @@ class FakeAgent {
   std::vector<FakeDelete> deletes() const;
   int trials() const;  // POST /sluice/v1/trial calls answered
   int quota_puts() const;
+  std::vector<FakeQuotaPut> quota_put_log() const;  // every quota PUT, in arrival order
   // Live (starting or ready) instances of `function`.
   int Live(const std::string& function) const;
 
@@ -83,6 +97,7 @@ class FakeAgent {
   http::Router MakeRouter();
   void HandleStart(http::Request& req, http::Responder respond);
   void HandleDelete(http::Request& req, http::Responder respond);
+  void HandleQuota(http::Request& req, http::Responder respond);
   std::string NodeJson();
   absl::StatusOr<int> StartInstanceServer(int64_t id);
 
@@ -99,6 +114,7 @@ class FakeAgent {
   std::vector<FakeDelete> deletes_ ABSL_GUARDED_BY(mu_);
   int trials_ ABSL_GUARDED_BY(mu_) = 0;
   int quota_puts_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<FakeQuotaPut> quota_put_log_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::runtime
