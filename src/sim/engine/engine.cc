@@ -3,6 +3,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,10 @@ absl::Status FunctionError(std::string_view file, size_t index, const FunctionCo
                            absl::string_view field, absl::string_view msg) {
   return common::InputError({std::string(file), 0},
                             absl::StrCat("functions[", index, "] (", f.name, ").", field), msg);
+}
+
+double PerThousand(double usd, int64_t requests) {
+  return requests > 0 ? usd / static_cast<double>(requests) * 1000.0 : 0.0;
 }
 
 }  // namespace
@@ -70,6 +75,7 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
   }
   if (cluster_.gpu_count() == 0)
     return common::InputError({file, 0}, "cluster", "has no GPUs");
+  SLUICE_RETURN_IF_ERROR(InitPrices(config_file));
   workload_name_ = workload.name;
   fns_.resize(config_.functions.size());
   for (size_t i = 0; i < config_.functions.size(); ++i) {
@@ -84,6 +90,28 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
   return absl::OkStatus();
 }
 
+// Price per second of each GPU, from its node's price per hour.
+absl::Status Engine::InitPrices(std::string_view file) {
+  const std::vector<double>& prices = config_.gpu_price_per_hour;
+  if (!prices.empty() && prices.size() != config_.cluster.nodes.size()) {
+    return common::InputError({std::string(file), 0}, "cluster.gpu_price_per_hour",
+                              absl::StrCat("has ", prices.size(), " entries for ",
+                                           config_.cluster.nodes.size(), " nodes"));
+  }
+  gpu_usd_per_s_.assign(cluster_.gpu_count(), 0.0);
+  if (prices.empty())
+    return absl::OkStatus();
+  for (size_t n = 0; n < prices.size(); ++n) {
+    if (!(prices[n] >= 0) || !std::isfinite(prices[n])) {
+      return common::InputError({std::string(file), 0}, "cluster.gpu_price_per_hour",
+                                absl::StrCat("must be a finite number >= 0, got ", prices[n]));
+    }
+  }
+  for (const core::GpuState& g : cluster_.gpus())
+    gpu_usd_per_s_[g.id.value()] = prices[g.node.value()] / 3600.0;
+  return absl::OkStatus();
+}
+
 absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::string_view file) {
   const FunctionConfig& fc = config_.functions[i];
   Function& f = fns_[i];
@@ -91,6 +119,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   std::vector<double> sweep_ms;
   for (const double m : fc.slo_sweep_multipliers) sweep_ms.push_back(fc.slo_sweep_base_ms * m);
   f.metrics = FunctionMetrics(fc.slo, std::move(sweep_ms));
+  f.held = HeldMeter(start_, horizon_);
   f.gateway.set_position_table(&gateway_positions_);
   SLUICE_RETURN_IF_ERROR(CheckFunction(i, file));
   f.model = *perf_.Find(fc.model);
@@ -102,6 +131,10 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   f.traits.max_instances = fc.max_instances;
   f.traits.slo_sensitive = !fc.training.has_value();
   f.traits.capacity_rps = fc.capacity_rps > 0 ? fc.capacity_rps : DeriveCapacity(f);
+  f.traits.latency = f.model->latency;
+  f.traits.max_batch = f.max_batch;
+  f.traits.slo = fc.slo;
+  f.traits.memory = fc.memory;
   f.quota = policy_->QuotaFor(f.traits);
   if (absl::Status s = core::ValidateQuota(f.quota); !s.ok()) {
     return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()),
@@ -112,14 +145,23 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   AddFgdTask(core::TaskClass{gpus, f.quota.request, fc.memory, 1.0});
   if (fc.training)
     return absl::OkStatus();
-  f.scaler = policy_->MakeScaler(f.traits);
-  if (f.scaler == nullptr)
-    return absl::InternalError("policy made no horizontal scaler");
+  SLUICE_RETURN_IF_ERROR(MakeScalers(f));
   SLUICE_ASSIGN_OR_RETURN(
       f.arrivals, MakeArrivalSource(spec, DeriveSeed(config_.seed, i), start_, config_.horizon));
   if (fc.exponential_service_mean) {
     f.service_rng.emplace(DeriveSeed(config_.seed, kServiceStreamBase + i));
   }
+  return absl::OkStatus();
+}
+
+// A hybrid scaler when the policy makes one for the function, else its horizontal scaler.
+absl::Status Engine::MakeScalers(Function& f) {
+  f.hybrid = policy_->MakeHybridScaler(f.traits);
+  if (f.hybrid != nullptr)
+    return absl::OkStatus();
+  f.scaler = policy_->MakeScaler(f.traits);
+  if (f.scaler == nullptr)
+    return absl::InternalError("policy made no horizontal scaler");
   return absl::OkStatus();
 }
 
@@ -170,7 +212,7 @@ double Engine::DeriveCapacity(const Function& f) const {
     w.prompt_tokens = fc.default_prompt_tokens * f.max_batch;
     w.output_tokens = fc.default_output_tokens;
   }
-  const double secs = w.SecondsAt(fc.quota.request);
+  const double secs = w.SecondsAt(fc.quota.request, fc.quota.time_quota);
   return secs > 0 ? f.max_batch / secs : 0;
 }
 
@@ -231,6 +273,7 @@ RunResult Engine::Collect() {
     if (inst->state() != InstanceState::kGone)
       unfinished[inst->function()] += inst->outstanding();
   }
+  int64_t requests = 0;
   for (size_t i = 0; i < fns_.size(); ++i) {
     Function& f = fns_[i];
     f.metrics.OnDrop(unfinished[i] + static_cast<int64_t>(f.gateway.held.size()));
@@ -243,8 +286,15 @@ RunResult Engine::Collect() {
       if (lambda < mu)
         r.theory_mean_ms = 1000.0 / (mu - lambda);
     }
+    r.held_gpu_seconds = f.held.share_seconds(horizon_);
+    r.cost_usd = f.held.usd(horizon_);
+    r.cost_per_1k_requests_usd = PerThousand(r.cost_usd, r.requests);
+    result.held_gpu_seconds += r.held_gpu_seconds;
+    result.cost_usd += r.cost_usd;
+    requests += r.requests;
     result.functions.push_back(std::move(r));
   }
+  result.cost_per_1k_requests_usd = PerThousand(result.cost_usd, requests);
   cluster_metrics_.Finish(result);
   result.events = static_cast<int64_t>(env_.events_run());
   return result;

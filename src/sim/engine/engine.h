@@ -1,8 +1,9 @@
 // Engine: one simulation run of a SimConfig under one PolicySet and one workload variant, on a
 // SimEnv (virtual time, jumps to the next event). Owns the cluster books (ClusterState), the
 // instances, the fluid GPU model, the vertical-controller driver and the metrics; turns policy
-// decisions (Place, Desired, Issue) into effects. RunSimulation (simulation.h) is the public entry;
-// tests and the benchmark may build an Engine with their own PolicySet. Not thread-safe.
+// decisions (Place, Desired, Issue, and a hybrid scaler's Decide) into effects. RunSimulation
+// (simulation.h) is the public entry; tests and the benchmark may build an Engine with their own
+// PolicySet. Not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_ENGINE_H_
 #define SLUICE_SIM_ENGINE_ENGINE_H_
 
@@ -67,9 +68,13 @@ class Engine : public GpuShareModel::Listener {
     const FunctionConfig* config = nullptr;
     const core::ModelEntry* model = nullptr;
     core::FunctionTraits traits;
-    core::SmQuota quota;  // what the policy gives each instance
+    core::SmQuota quota;  // what the policy gives each instance it places
     int max_batch = 1;
+    // Exactly one of these drives an inference function: the policy's hybrid scaler when it
+    // makes one (MakeHybridScaler), otherwise its horizontal scaler + placement.
     std::unique_ptr<core::HorizontalScaler> scaler;
+    std::unique_ptr<core::HybridScaler> hybrid;
+    HeldMeter held;  // GPU time held by its instances, and its price
     std::unique_ptr<ArrivalSource> arrivals;
     std::optional<Arrival> next_arrival;  // the one scheduled on the Env
     std::optional<Rng> service_rng;       // exponential service (validation)
@@ -86,6 +91,8 @@ class Engine : public GpuShareModel::Listener {
          const core::PerfModel& perf, TimelineSink* log);
   absl::Status Init(const WorkloadVariant& workload, std::string_view config_file);
   absl::Status InitFunction(size_t index, const WorkloadSpec& spec, std::string_view file);
+  absl::Status InitPrices(std::string_view file);
+  absl::Status MakeScalers(Function& f);
   absl::Status CheckFunction(size_t index, std::string_view file) const;
   absl::Status StartRun();
   RunResult Collect();
@@ -108,8 +115,15 @@ class Engine : public GpuShareModel::Listener {
   // Lifecycle and scaling (lifecycle.cc).
   absl::Status PlaceInstance(int fn, bool initial);
   absl::StatusOr<std::vector<core::GpuId>> ChooseGpus(int fn, common::InstanceId iid);
-  absl::Status Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus);
-  void Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus, bool initial);
+  absl::Status Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus,
+                      const core::SmQuota& quota);
+  void Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus,
+              const core::SmQuota& quota, int max_batch, bool initial);
+  // Starts (sign +1) or stops (-1) counting `quota` held on `gpus` towards fn's cost.
+  void Hold(int fn, const std::vector<core::GpuId>& gpus, const core::SmQuota& quota, double sign);
+  // min(1, sum of request x time quota) of a GPU: its contribution to allocated_share_.
+  static double AllocatedShare(const core::GpuState& g);
+  double AllocatedOn(const std::vector<core::GpuId>& gpus) const;
   absl::Duration ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
                                bool* host_cache_hit) const;
   void BecomeWarm(int32_t id);
@@ -119,6 +133,15 @@ class Engine : public GpuShareModel::Listener {
   void Sample();
   void Reconcile(int fn);
   void ScheduleWakeup(int fn);
+
+  // Hybrid scaling (hybrid.cc): Decide() with the deployed pods, then each action in order; an
+  // action the cluster rejects is skipped, counted and logged.
+  void ReconcileHybrid(int fn);
+  absl::Status ApplyAction(int fn, const core::ScalingAction& a);
+  absl::Status ApplySetQuota(int fn, const core::ScalingAction& a);
+  absl::Status ApplyAdd(int fn, const core::ScalingAction& a);
+  // The dense id of `instance` if it is a deployed instance of `fn`.
+  absl::StatusOr<int32_t> DeployedOf(int fn, common::InstanceId instance) const;
   void OnHorizon();
   void ReportCluster();
   void Fail(absl::Status s);
@@ -154,6 +177,7 @@ class Engine : public GpuShareModel::Listener {
   ClusterMetrics cluster_metrics_;
   core::TargetWorkload fgd_workload_;
   double allocated_share_ = 0;
+  std::vector<double> gpu_usd_per_s_;  // per GPU: its node's price per second
   absl::Status error_;
   bool ran_ = false;
 };

@@ -97,16 +97,17 @@ inline absl::StatusOr<Outcome> RunFake(const SimConfig& config, FakePolicyOption
 
 // Every field of a RunResult, doubles printed exactly (%a), one line per item.
 inline std::string Dump(const RunResult& r) {
-  std::string s =
-      absl::StrFormat("%s %s gs=%a peak=%d mean=%a sm=%a mem=%a fgd=%a ev=%d\n", r.policy,
-                      r.workload, r.gpu_seconds, r.peak_active_gpus, r.mean_active_gpus,
-                      r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation, r.events);
+  std::string s = absl::StrFormat(
+      "%s %s gs=%a held=%a usd=%a peak=%d mean=%a sm=%a mem=%a fgd=%a ev=%d\n", r.policy,
+      r.workload, r.gpu_seconds, r.held_gpu_seconds, r.cost_usd, r.peak_active_gpus,
+      r.mean_active_gpus, r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation, r.events);
   for (const FunctionResult& f : r.functions) {
     absl::StrAppend(&s, absl::StrFormat("%s req=%d done=%d drop=%d p50=%a p95=%a p99=%a mean=%a "
-                                        "svr=%a cs=%d thr=%a it=%a jct=%a\n",
+                                        "svr=%a cs=%d vs=%d rej=%d thr=%a it=%a jct=%a usd=%a\n",
                                         f.name, f.requests, f.completed, f.dropped, f.p50_ms,
                                         f.p95_ms, f.p99_ms, f.mean_ms, f.svr, f.cold_starts,
-                                        f.throughput_rps, f.training_iters_per_s, f.jct_s));
+                                        f.vertical_scalings, f.rejected_actions, f.throughput_rps,
+                                        f.training_iters_per_s, f.jct_s, f.cost_usd));
   }
   for (const TimelineRow& t : r.timeline) {
     absl::StrAppend(

@@ -1,5 +1,5 @@
-// Fluid GPU sharing. A work item's progress advances at rate = 1 / (SecondsAt(share) x
-// InterferenceSlowdown(busy co-runners' share)); a multi-GPU instance (model shards or
+// Fluid GPU sharing. A work item's progress advances at rate = 1 / (SecondsAt(share, q) x
+// InterferenceSlowdown(busy co-runners' SM-time, share x q)); a multi-GPU instance (model shards or
 // data-parallel workers) advances at its slowest shard's rate. Rates are recomputed per GPU when
 // its busy set or a cap changes, and an instance's completion timer moves only if its rate moved.
 #include "sim/engine/gpu_share.h"
@@ -21,15 +21,16 @@ double Secs(absl::Duration d) {
 }
 }  // namespace
 
-double WorkItem::SecondsAt(double share) const {
+// Dividing by q == 1 is exact, so unsliced instances keep their latencies bit for bit.
+double WorkItem::SecondsAt(double share, double time_quota) const {
   switch (kind) {
     case Kind::kBatch:
-      return Secs(model->BatchLatency(batch, share));
+      return Secs(model->BatchLatency(batch, share, time_quota));
     case Kind::kLlmBatch:
-      return Secs(model->PrefillLatency(prompt_tokens, share)) +
-             output_tokens * Secs(model->BatchLatency(batch, share));
+      return Secs(model->PrefillLatency(prompt_tokens, share)) / time_quota +
+             output_tokens * Secs(model->BatchLatency(batch, share, time_quota));
     case Kind::kIteration:
-      return Secs(model->IterationTime(share));
+      return Secs(model->IterationTime(share)) / time_quota;
     case Kind::kFixed:
       return fixed_seconds;
   }
@@ -42,7 +43,7 @@ void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
   double sum = 0;
   for (size_t i = 0; i < n; ++i) {
     shares[i] = std::max(0.0, std::min(busy[i].request, busy[i].cap));
-    sum += shares[i];
+    sum += shares[i] * busy[i].time_quota;  // SM-time; x 1 is exact for unsliced instances
   }
   if (sum > 1.0) {
     for (size_t i = 0; i < n; ++i)
@@ -65,9 +66,11 @@ void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
     for (size_t i = 0; i < n; ++i) {
       if (shares[i] >= busy[i].cap - kEps)
         continue;
-      const double add = std::min(left * busy[i].request / weight, busy[i].cap - shares[i]);
+      // The instance's part of the SM-time left, as a share (/ q: it runs a q-th of the time).
+      const double q = busy[i].time_quota;
+      const double add = std::min(left * busy[i].request / weight / q, busy[i].cap - shares[i]);
       shares[i] += add;
-      given += add;
+      given += add * q;
     }
     left -= given;
   }
@@ -98,8 +101,8 @@ double GpuShareModel::share(int32_t instance, core::GpuId gpu) const {
   return 0;
 }
 
-void GpuShareModel::SetShare(Shard& s, double share, absl::Time now) {
-  s.used += s.share * Secs(now - s.used_since);
+void GpuShareModel::SetShare(Shard& s, double share, double q, absl::Time now) {
+  s.used += s.share * q * Secs(now - s.used_since);
   s.used_since = now;
   s.share = share;
 }
@@ -185,26 +188,27 @@ void GpuShareModel::ReshareGpu(int32_t gpu) {
     if (!r.busy)
       continue;
     ids_.push_back(id);
-    demand_.push_back(ShareDemand{r.quota.request, ShardOf(r, gpu).cap});
+    demand_.push_back(ShareDemand{r.quota.request, ShardOf(r, gpu).cap, r.quota.time_quota});
   }
   shares_.resize(ids_.size());
   ComputeShares(demand_, work_conserving_, shares_);
-  double total = 0;
-  for (double s : shares_)
-    total += s;
+  double total = 0;  // SM-time in use on the GPU
+  for (size_t k = 0; k < ids_.size(); ++k)
+    total += shares_[k] * demand_[k].time_quota;
   const absl::Time now = env_.Now();
   for (size_t k = 0; k < ids_.size(); ++k) {
     Member& r = members_[ids_[k]];
     Shard& s = ShardOf(r, gpu);
     const double share = shares_[k];
-    const double slow = perf_.InterferenceSlowdown(total - share);
+    const double q = demand_[k].time_quota;
+    const double slow = perf_.InterferenceSlowdown(total - share * q);
     const bool fresh = s.rate < 0;  // a new work item: its latency is not known yet
     if (!fresh && share == s.share && slow == s.slow)
       continue;  // rate unchanged
     // The latency model is consulted only when the share moved; interference alone rescales.
     if (fresh || share != s.share)
-      s.base_seconds = share > 0 ? r.work.SecondsAt(share) : 0;
-    SetShare(s, share, now);
+      s.base_seconds = share > 0 ? r.work.SecondsAt(share, q) : 0;
+    SetShare(s, share, q, now);
     s.slow = slow;
     s.rate = share > 0 ? 1.0 / std::max(kMinSeconds, s.base_seconds * slow) : 0;
     if (r.stamp != pass_) {
@@ -247,7 +251,7 @@ void GpuShareModel::Done(int32_t instance) {
     m.progress = 0;
     m.rate = 0;
     for (Shard& s : m.shards) {
-      SetShare(s, 0, now);
+      SetShare(s, 0, m.quota.time_quota, now);
       s.rate = 0;
       --gpus_[s.gpu].busy;
     }
@@ -258,6 +262,21 @@ void GpuShareModel::Done(int32_t instance) {
     return;
   pending_reshare_ = -1;
   Reshare(members_[instance]);
+}
+
+void GpuShareModel::SetQuota(int32_t instance, const core::SmQuota& quota) {
+  Member& m = members_[instance];
+  SLUICE_CHECK(m.attached);
+  const absl::Time now = env_.Now();
+  for (Shard& s : m.shards) {
+    SetShare(s, s.share, m.quota.time_quota, now);  // SM-time so far at the old time quota
+    s.cap = quota.limit;
+    if (m.busy)
+      s.rate = -1;  // the latency at the new quota is not known yet
+  }
+  m.quota = quota;
+  if (m.busy)
+    Reshare(m);  // ApplyRates banks the progress made at the old rate first
 }
 
 void GpuShareModel::SetCaps(core::GpuId gpu, std::span<const double> caps) {
@@ -283,8 +302,9 @@ void GpuShareModel::ResetCaps(core::GpuId gpu) {
 }
 
 double GpuShareModel::TakeUsedShareSeconds(core::GpuId gpu, int32_t instance) {
-  Shard& s = ShardOf(members_[instance], static_cast<int32_t>(gpu.value()));
-  SetShare(s, s.share, env_.Now());
+  Member& m = members_[instance];
+  Shard& s = ShardOf(m, static_cast<int32_t>(gpu.value()));
+  SetShare(s, s.share, m.quota.time_quota, env_.Now());
   const double used = s.used;
   s.used = 0;
   return used;

@@ -1,9 +1,9 @@
 // Fluid processor-sharing model of GPU compute, used by the engine: which share of each GPU every
-// busy instance gets (from its <request, limit> quota, its vertical-controller cap and the
-// policy's work conservation) and how fast its current work item (a batch or a training
-// iteration) progresses. Progress is kept as a fraction of the item, so share changes mid-item
-// carry over. Completion timers are scheduled on the Env and rescheduled only when an instance's
-// rate changes. Not thread-safe: driven by the engine's single event loop.
+// busy instance gets (from its <request, limit> quota, its time quota, its vertical-controller cap
+// and the policy's work conservation) and how fast its current work item (a batch or a training
+// iteration) progresses. Progress is kept as a fraction of the item, so share and quota changes
+// mid-item carry over. Completion timers are scheduled on the Env and rescheduled only when an
+// instance's rate changes. Not thread-safe: driven by the engine's single event loop.
 #ifndef SLUICE_SIM_ENGINE_GPU_SHARE_H_
 #define SLUICE_SIM_ENGINE_GPU_SHARE_H_
 
@@ -22,12 +22,13 @@ namespace sluice::sim {
 
 // One unit of work an instance executes alone on its GPUs.
 struct WorkItem {
+  // q = the instance's time quota (SmQuota::time_quota, 1 = no time slicing).
   enum class Kind : uint8_t {
-    kBatch,      // model->BatchLatency(batch, share)
-    kLlmBatch,   // model->PrefillLatency(prompt_tokens, share) +
-                 //   output_tokens * model->BatchLatency(batch, share)   (static batching)
-    kIteration,  // model->IterationTime(share)
-    kFixed,      // fixed_seconds, whatever the share (validation: exponential service)
+    kBatch,      // model->BatchLatency(batch, share, q)
+    kLlmBatch,   // model->PrefillLatency(prompt_tokens, share) / q +
+                 //   output_tokens * model->BatchLatency(batch, share, q)   (static batching)
+    kIteration,  // model->IterationTime(share) / q
+    kFixed,      // fixed_seconds, whatever the share and quota (validation: exponential service)
   };
   Kind kind = Kind::kBatch;
   const core::LatencyModel* model = nullptr;  // unused for kFixed
@@ -36,21 +37,28 @@ struct WorkItem {
   int output_tokens = 1;  // kLlmBatch: decode steps (longest output in the batch)
   double fixed_seconds = 0;
 
-  // Seconds this item takes alone, without interference, at SM share `share` in (0, 1].
-  double SecondsAt(double share) const;
+  // Seconds this item takes alone, without interference, at SM share `share` in (0, 1] and time
+  // quota `time_quota` in (0, 1]. The perf model prices q for batches (BatchLatency's third
+  // argument); prefill and training iterations have no quota argument there, so a time slice of
+  // q stretches them by 1 / q (the fluid bound). time_quota == 1 is exactly SecondsAt(share).
+  double SecondsAt(double share, double time_quota = 1.0) const;
 };
 
 // What one busy instance asks of a GPU.
 struct ShareDemand {
-  double request = 0;  // guaranteed share (quota.request)
-  double cap = 1;      // upper bound: quota.limit, or tokens / max_tokens under a controller
+  double request = 0;     // guaranteed share (quota.request)
+  double cap = 1;         // upper bound: quota.limit, or tokens / max_tokens under a controller
+  double time_quota = 1;  // quota.time_quota: the instance runs this fraction of each window
 };
 
-// Shares of the busy instances of one GPU (same order as `busy`), each in [0, cap]:
-//  1. each gets min(request, cap); if those sum above 1 they are scaled down proportionally;
-//  2. if `work_conserving`, the capacity left is shared among instances still below their cap in
+// SM shares of the busy instances of one GPU (same order as `busy`), each in [0, cap]. What an
+// instance consumes of the GPU's SM-time is share x time_quota (HAS-GPU's s x q), so:
+//  1. each gets min(request, cap); if the SM-time of those (sum of share x time_quota) exceeds 1
+//     the shares are scaled down proportionally;
+//  2. if `work_conserving`, the SM-time left is shared among instances still below their cap in
 //     proportion to request (water-filling: what a capped instance cannot take is re-shared).
-// Without work conservation each runs at step 1's share (its static quota).
+// Without work conservation each runs at step 1's share (its static quota). With every
+// time_quota == 1 this is the plain <request, limit> rule.
 void ComputeShares(std::span<const ShareDemand> busy, bool work_conserving,
                    std::span<double> shares);
 
@@ -80,6 +88,11 @@ class GpuShareModel {
   std::span<const int32_t> residents(core::GpuId gpu) const { return gpus_[gpu.value()].residents; }
   int busy_count(core::GpuId gpu) const { return gpus_[gpu.value()].busy; }
   const core::SmQuota& quota(int32_t instance) const { return members_[instance].quota; }
+  // Changes an attached instance's quota live (vertical scaling): caps return to the new
+  // quota.limit, the work item in progress keeps the progress made so far and continues at the
+  // rate of the new quota, co-runners are re-shared. Share-seconds up to now count at the old
+  // time quota. Precondition: ValidateQuota(quota) is OK.
+  void SetQuota(int32_t instance, const core::SmQuota& quota);
   // Current share of `instance` on `gpu` (0 when idle).
   double share(int32_t instance, core::GpuId gpu) const;
   // Progress rate of `instance` (items per second; 0 when idle or starved).
@@ -92,7 +105,8 @@ class GpuShareModel {
   void SetCaps(core::GpuId gpu, std::span<const double> caps);
   // Caps back to each resident's quota.limit.
   void ResetCaps(core::GpuId gpu);
-  // Share-seconds `instance` used on `gpu` since the previous call (or Attach).
+  // SM-time `instance` used on `gpu` since the previous call (or Attach): the integral of
+  // share x time_quota (share-seconds; a time-sliced instance uses its share a q-th of the time).
   double TakeUsedShareSeconds(core::GpuId gpu, int32_t instance);
 
  private:
@@ -101,9 +115,9 @@ class GpuShareModel {
     double cap = 1;
     double share = 0;
     double slow = 1;          // interference slowdown at the last evaluation
-    double base_seconds = 0;  // work.SecondsAt(share), without interference
+    double base_seconds = 0;  // work.SecondsAt(share, q), without interference
     double rate = 0;          // items/s this shard alone would allow
-    double used = 0;          // share-seconds since the last take
+    double used = 0;          // share x q seconds since the last take
     absl::Time used_since;
   };
   struct Member {
@@ -124,7 +138,8 @@ class GpuShareModel {
   };
 
   Shard& ShardOf(Member& m, int32_t gpu);
-  void SetShare(Shard& s, double share, absl::Time now);
+  // Accounts the SM-time used at the old share (x time quota `q`) up to `now`, then sets `share`.
+  void SetShare(Shard& s, double share, double q, absl::Time now);
   // Recomputes shares on `gpu` and collects instances whose shard rates changed in touched_.
   void ReshareGpu(int32_t gpu);
   // Re-derives rates of touched_ instances, rescheduling completions that moved.

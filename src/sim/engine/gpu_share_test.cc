@@ -60,6 +60,32 @@ TEST(ComputeSharesTest, CapBelowRequestBindsTheGuarantee) {
   EXPECT_NEAR(s[1], 0.2, 1e-12);
 }
 
+TEST(ComputeSharesTest, TimeSlicedPartitionsShareSmTime) {
+  // Two whole-GPU partitions at q = 0.5 fill one GPU's SM-time: each keeps its partition.
+  std::vector<ShareDemand> d = {{1.0, 1.0, 0.5}, {1.0, 1.0, 0.5}};
+  std::vector<double> s(2);
+  ComputeShares(d, /*work_conserving=*/false, s);
+  EXPECT_DOUBLE_EQ(s[0], 1.0);
+  EXPECT_DOUBLE_EQ(s[1], 1.0);
+  // Three oversubscribe it 1.5x: the partitions shrink by 1 / 1.5.
+  d.push_back({1.0, 1.0, 0.5});
+  s.resize(3);
+  ComputeShares(d, false, s);
+  for (double x : s)
+    EXPECT_NEAR(x, 1 / 1.5, 1e-12);
+}
+
+TEST(ComputeSharesTest, WaterFillingHandsOutSmTime) {
+  // SM-time used by the guarantees: 0.2 x 0.5 + 0.4 = 0.5. The rest is split 1:2 by request as
+  // SM-time: 1/6 to the sliced instance (a share of 1/3 at q = 0.5), 1/3 to the other.
+  std::vector<ShareDemand> d = {{0.2, 1.0, 0.5}, {0.4, 1.0, 1.0}};
+  std::vector<double> s(2);
+  ComputeShares(d, true, s);
+  EXPECT_NEAR(s[0], 0.2 + 1.0 / 3, 1e-12);
+  EXPECT_NEAR(s[1], 0.4 + 1.0 / 3, 1e-12);
+  EXPECT_NEAR(s[0] * 0.5 + s[1], 1.0, 1e-12);
+}
+
 class Recorder : public GpuShareModel::Listener {
  public:
   explicit Recorder(common::Env& env) : env_(env) {}
@@ -182,6 +208,50 @@ TEST(GpuShareModelTest, DetachAfterDoneResharesCoRunners) {
   ExpectDone(f.rec, {{0, 50}, {1, 125}});
   f.model.Detach(0);
   EXPECT_EQ(f.model.residents(kGpu0).size(), 1u);
+}
+
+TEST(GpuShareModelTest, TimeQuotaReachesTheLatencyNotTheShare) {
+  Fixture f(/*work_conserving=*/true);
+  f.model.Attach(0, std::vector<GpuId>{kGpu0}, SmQuota{1.0, 1.0, 0.5});
+  f.model.Start(0, f.Batch());  // LinearLatency: 100 ms / q = 200 ms
+  EXPECT_DOUBLE_EQ(f.model.share(0, kGpu0), 1.0);
+  f.env.Advance(absl::Seconds(1));
+  ExpectDone(f.rec, {{0, 200}});
+  // SM-time: the whole partition, half of the time, for 200 ms.
+  EXPECT_NEAR(f.model.TakeUsedShareSeconds(kGpu0, 0), 1.0 * 0.5 * 0.2, 1e-9);
+}
+
+TEST(GpuShareModelTest, LiveQuotaChangeCarriesProgressOver) {
+  Fixture f(/*work_conserving=*/true);
+  f.model.Attach(0, std::vector<GpuId>{kGpu0}, SmQuota{1.0, 1.0, 0.5});
+  f.model.Start(0, f.Batch());             // 200 ms at q = 0.5
+  f.env.Advance(absl::Milliseconds(100));  // half done
+  f.model.SetQuota(0, SmQuota{1.0, 1.0, 1.0});
+  EXPECT_EQ(f.model.quota(0).time_quota, 1.0);
+  f.env.Advance(absl::Seconds(1));
+  ExpectDone(f.rec, {{0, 150}});  // the second half at 100 ms per batch
+  EXPECT_NEAR(f.model.TakeUsedShareSeconds(kGpu0, 0), 0.5 * 0.1 + 1.0 * 0.05, 1e-9);
+  // A change while idle applies to the next item: 100 ms / 0.25.
+  f.model.SetQuota(0, SmQuota{1.0, 1.0, 0.25});
+  f.model.Start(0, f.Batch());
+  f.env.Advance(absl::Seconds(1));
+  ExpectDone(f.rec, {{0, 150}, {0, 1100 + 400}});
+}
+
+TEST(GpuShareModelTest, QuotaStepResharesCoRunners) {
+  Fixture f(/*work_conserving=*/false);
+  f.model.Attach(0, std::vector<GpuId>{kGpu0}, SmQuota{1.0, 1.0, 0.5});
+  f.model.Attach(1, std::vector<GpuId>{kGpu0}, SmQuota{1.0, 1.0, 0.5});
+  f.model.Start(0, f.Batch());
+  f.model.Start(1, f.Batch());  // SM-time 0.5 + 0.5: both at share 1, 200 ms
+  f.env.Advance(absl::Milliseconds(100));
+  // Instance 0 to q = 1: SM-time 1.5, both partitions shrink to 2/3. Instance 0 then takes
+  // 150 ms per batch (its second half ends at 175 ms); instance 1 takes 300 ms, so it is 3/4 done
+  // at 175 ms and alone again (share 1, 200 ms per batch): its last quarter ends at 225 ms.
+  f.model.SetQuota(0, SmQuota{1.0, 1.0, 1.0});
+  EXPECT_NEAR(f.model.share(1, kGpu0), 2.0 / 3, 1e-12);
+  f.env.Advance(absl::Seconds(1));
+  ExpectDone(f.rec, {{0, 175}, {1, 225}});
 }
 
 }  // namespace

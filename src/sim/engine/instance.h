@@ -111,6 +111,10 @@ class Instance {
   common::Env::TimerId load_timer = 0;
   absl::Time placed_at;
   absl::Time warm_at;
+  // Quota it holds on each of its GPUs (a hybrid scaler may change it while it runs) and the
+  // largest batch it forms.
+  core::SmQuota quota;
+  int max_batch = 1;
 
  private:
   common::InstanceId id_;

@@ -1,8 +1,8 @@
 // Instance lifecycle and horizontal scaling: placement (the policy chooses, the engine commits
 // to ClusterState and notifies the policy), cold starts (container start + parameter load from
 // storage, or from the node's host cache at PCIe bandwidth), warm-up, draining and release; the
-// periodic load samples that feed each function's HorizontalScaler and the reconciliation of the
-// deployed count with Desired().
+// periodic load samples that feed each function's HorizontalScaler (or HybridScaler, hybrid.cc)
+// and the reconciliation of the deployed count with Desired(); the GPU time each function holds.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,16 +18,42 @@
 namespace sluice::sim {
 namespace {
 
-double Allocated(const core::GpuState& g) {
-  return std::min(1.0, g.sum_request);
-}
-
 std::string GpuList(const std::vector<core::GpuId>& gpus) {
   return absl::StrJoin(gpus, ",",
                        [](std::string* out, core::GpuId g) { absl::StrAppend(out, g.value()); });
 }
 
 }  // namespace
+
+// Time-sliced allocations count request x time quota; GPUs without one keep sum_request exactly.
+double Engine::AllocatedShare(const core::GpuState& g) {
+  bool sliced = false;
+  for (const core::Allocation& a : g.allocations)
+    sliced = sliced || a.quota.time_quota < 1;
+  if (!sliced)
+    return std::min(1.0, g.sum_request);
+  double sum = 0;
+  for (const core::Allocation& a : g.allocations)
+    sum += a.quota.request * a.quota.time_quota;
+  return std::min(1.0, sum);
+}
+
+double Engine::AllocatedOn(const std::vector<core::GpuId>& gpus) const {
+  double sum = 0;
+  for (core::GpuId g : gpus)
+    sum += AllocatedShare(cluster_.gpu(g));
+  return sum;
+}
+
+void Engine::Hold(int fn, const std::vector<core::GpuId>& gpus, const core::SmQuota& quota,
+                  double sign) {
+  const double held = quota.request * quota.time_quota;
+  double usd_per_s = 0;
+  for (core::GpuId g : gpus)
+    usd_per_s += held * gpu_usd_per_s_[g.value()];
+  fns_[fn].held.Change(env_.Now(), sign * held * static_cast<double>(gpus.size()),
+                       sign * usd_per_s);
+}
 
 void Engine::ReportCluster() {
   cluster_metrics_.Update(env_.Now(), allocated_share_,
@@ -37,8 +63,9 @@ void Engine::ReportCluster() {
 absl::Status Engine::PlaceInstance(int fn, bool initial) {
   const common::InstanceId iid(static_cast<int64_t>(instances_.size()));
   SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid));
-  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus));
-  Launch(fn, iid, std::move(gpus), initial);
+  const Function& f = fns_[fn];
+  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus, f.quota));
+  Launch(fn, iid, std::move(gpus), f.quota, f.max_batch, initial);
   return absl::OkStatus();
 }
 
@@ -70,13 +97,12 @@ absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::Inst
 }
 
 // Books the instance's allocations in ClusterState (all or nothing) and tells the policy.
-absl::Status Engine::Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus) {
+absl::Status Engine::Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus,
+                            const core::SmQuota& quota) {
   const Function& f = fns_[fn];
-  double before = 0;
-  for (core::GpuId g : gpus)
-    before += Allocated(cluster_.gpu(g));
+  const double before = AllocatedOn(gpus);
   for (core::GpuId g : gpus) {
-    const core::Allocation a{iid, f.traits.id, g, f.config->memory, f.quota};
+    const core::Allocation a{iid, f.traits.id, g, f.config->memory, quota};
     if (absl::Status s = cluster_.Add(a); !s.ok()) {
       for (const core::Allocation& r : cluster_.Remove(iid)) {
         policy_->placement().OnRemoved(r, cluster_);
@@ -87,22 +113,23 @@ absl::Status Engine::Commit(int fn, common::InstanceId iid, const std::vector<co
     }
     policy_->placement().OnAdded(a, cluster_);
   }
-  double after = 0;
-  for (core::GpuId g : gpus)
-    after += Allocated(cluster_.gpu(g));
-  allocated_share_ += after - before;
+  allocated_share_ += AllocatedOn(gpus) - before;
+  Hold(fn, gpus, quota, +1);
   ReportCluster();
   return absl::OkStatus();
 }
 
 // Creates the instance (kCold -> kLoading) and starts its cold start; instances that exist at
 // t = 0 (`initial`) are warm at once and not counted as cold starts.
-void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus, bool initial) {
+void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus,
+                    const core::SmQuota& quota, int max_batch, bool initial) {
   Function& f = fns_[fn];
   const int32_t id = static_cast<int32_t>(iid.value());
   instances_.push_back(std::make_unique<Instance>(iid, fn, gpus));
   Instance& inst = *instances_.back();
-  shares_.Attach(id, gpus, f.quota);
+  inst.quota = quota;
+  inst.max_batch = max_batch;
+  shares_.Attach(id, gpus, quota);
   vertical_->Register(id, f.traits.slo_sensitive,
                       f.model->info.kind == core::FunctionKind::kLlmInference);
   f.deployed.push_back(id);
@@ -202,14 +229,10 @@ void Engine::ReleaseResources(Instance& inst) {
   shares_.Detach(id);
   for (core::GpuId g : inst.gpus())
     vertical_->OnDetached(g, id);
-  double before = 0;
-  for (core::GpuId g : inst.gpus())
-    before += Allocated(cluster_.gpu(g));
+  const double before = AllocatedOn(inst.gpus());
   const std::vector<core::Allocation> released = cluster_.Remove(inst.id());
-  double after = 0;
-  for (core::GpuId g : inst.gpus())
-    after += Allocated(cluster_.gpu(g));
-  allocated_share_ += after - before;
+  allocated_share_ += AllocatedOn(inst.gpus()) - before;
+  Hold(inst.function(), inst.gpus(), inst.quota, -1);
   for (const core::Allocation& a : released)
     policy_->placement().OnRemoved(a, cluster_);
   ReportCluster();
@@ -234,13 +257,20 @@ void Engine::Sample() {
     s.queued = static_cast<int>(f.gateway.held.size());
     for (int32_t id : f.deployed)
       s.queued += static_cast<int>(instances_[id]->queue.size());
-    f.scaler->Observe(s);
+    if (f.hybrid != nullptr) {
+      f.hybrid->Observe(s);
+    } else {
+      f.scaler->Observe(s);
+    }
     Reconcile(static_cast<int>(i));
     ScheduleWakeup(static_cast<int>(i));
   }
-  for (size_t i = 0; i < fns_.size(); ++i)
+  double cost = 0;
+  for (size_t i = 0; i < fns_.size(); ++i) {
     counts[i] = static_cast<int>(fns_[i].deployed.size());
-  cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps));
+    cost += fns_[i].held.usd(now);
+  }
+  cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps), cost);
   const absl::Time next = now + config_.sample_interval;
   if (next <= horizon_)
     env_.RunAt(next, [this] { Sample(); });
@@ -250,6 +280,10 @@ void Engine::Reconcile(int fn) {
   if (after_horizon_)
     return;
   Function& f = fns_[fn];
+  if (f.hybrid != nullptr) {
+    ReconcileHybrid(fn);
+    return;
+  }
   const int desired = std::max(0, f.scaler->Desired(env_.Now()));
   while (static_cast<int>(f.deployed.size()) < desired) {
     absl::Status s = PlaceInstance(fn, /*initial=*/false);
@@ -278,7 +312,7 @@ void Engine::Reconcile(int fn) {
 void Engine::ScheduleWakeup(int fn) {
   Function& f = fns_[fn];
   const absl::Time now = env_.Now();
-  const absl::Time t = f.scaler->NextWakeup();
+  const absl::Time t = f.hybrid != nullptr ? f.hybrid->NextWakeup() : f.scaler->NextWakeup();
   if (f.wakeup != 0)
     env_.Cancel(f.wakeup);
   f.wakeup = 0;

@@ -63,6 +63,8 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duratio
   r.completed = completed();
   r.dropped = dropped_;
   r.cold_starts = cold_starts_;
+  r.vertical_scalings = vertical_scalings_;
+  r.rejected_actions = rejected_actions_;
   // Three selections instead of a sort: O(n) each, on a shrinking suffix.
   std::vector<double> v = latency_ms_;
   r.p50_ms = Select(v, 0, 0.50);
@@ -78,6 +80,32 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duratio
   r.jct_s = jct_s_;
   r.sweep_svr = SweepSvr(std::move(v), sweep_ms_, dropped_, requests_);
   return r;
+}
+
+void HeldMeter::Integrate(absl::Time now) {
+  const absl::Time until = std::min(now, end_);
+  if (until > last_) {
+    const double dt = absl::ToDoubleSeconds(until - last_);
+    share_seconds_ += share_ * dt;
+    usd_ += usd_per_s_ * dt;
+    last_ = until;
+  }
+}
+
+void HeldMeter::Change(absl::Time now, double share, double usd_per_s) {
+  Integrate(now);
+  share_ += share;
+  usd_per_s_ += usd_per_s;
+}
+
+double HeldMeter::share_seconds(absl::Time now) {
+  Integrate(now);
+  return share_seconds_;
+}
+
+double HeldMeter::usd(absl::Time now) {
+  Integrate(now);
+  return usd_;
 }
 
 ClusterMetrics::ClusterMetrics(absl::Time start, absl::Duration horizon)
@@ -103,7 +131,7 @@ void ClusterMetrics::Update(absl::Time now, double allocated_share, int active_g
 
 void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
                             const core::TargetWorkload& fgd_workload, std::vector<int> instances,
-                            std::vector<double> rps) {
+                            std::vector<double> rps, double cost_usd) {
   const core::DiluFragmentation dilu = core::MeasureDilu(state);
   double fgd = 0;
   if (!fgd_workload.tasks.empty())
@@ -116,6 +144,7 @@ void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
   row.mem_fragmentation = dilu.memory();
   row.instances = std::move(instances);
   row.rps = std::move(rps);
+  row.cost_usd = cost_usd;
   timeline_.push_back(std::move(row));
   sm_frag_sum_ += dilu.sm();
   mem_frag_sum_ += dilu.memory();

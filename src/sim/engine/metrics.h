@@ -9,8 +9,11 @@
 //  - SVR = (completed with latency > SLO + dropped) / arrivals;
 //  - throughput = completions / horizon;
 //  - GPU-seconds = integral over [0, horizon] of the sum over active GPUs of
-//    min(1, sum of SM quota.request of the allocations on that GPU) (a GPU is active while it
-//    hosts at least one allocation);
+//    min(1, sum of SM quota.request x time_quota of the allocations on that GPU) (a GPU is active
+//    while it hosts at least one allocation);
+//  - held GPU-seconds (per function) = integral over [0, horizon] of quota.request x time_quota
+//    summed over the GPUs each of its instances holds, from placement to release; cost = the
+//    same integral weighted by each GPU's price per second (HeldMeter);
 //  - mean active GPUs = integral of the active count over [0, horizon] / horizon; peak = maximum
 //    reached at any time in [0, horizon];
 //  - fragmentation (Dilu §5.5 SM and memory, FGD ratio) = mean over the timeline samples.
@@ -41,6 +44,8 @@ class FunctionMetrics {
   void OnCompletion(absl::Duration latency);
   void OnDrop(int64_t n) { dropped_ += n; }
   void OnColdStart() { ++cold_starts_; }
+  void OnVerticalScaling() { ++vertical_scalings_; }
+  void OnRejectedAction() { ++rejected_actions_; }
   void SetTraining(double iters_per_s, double jct_s) {
     iters_per_s_ = iters_per_s;
     jct_s_ = jct_s;
@@ -49,6 +54,8 @@ class FunctionMetrics {
   int64_t requests() const { return requests_; }
   int64_t completed() const { return static_cast<int64_t>(latency_ms_.size()); }
   int64_t cold_starts() const { return cold_starts_; }
+  int64_t vertical_scalings() const { return vertical_scalings_; }
+  int64_t rejected_actions() const { return rejected_actions_; }
 
   // Summary over the run; `horizon` is the throughput denominator. Sorts a copy of the latencies.
   FunctionResult Summarize(const std::string& name, absl::Duration horizon) const;
@@ -60,10 +67,35 @@ class FunctionMetrics {
   int64_t dropped_ = 0;
   int64_t over_slo_ = 0;
   int64_t cold_starts_ = 0;
+  int64_t vertical_scalings_ = 0;
+  int64_t rejected_actions_ = 0;
   double sum_ms_ = 0;
   double iters_per_s_ = 0;
   double jct_s_ = 0;
   std::vector<double> latency_ms_;
+};
+
+// GPU time held by a set of instances and its price, integrated over [start, end]. Both rates are
+// piecewise constant: they change when an instance is placed, changes quota or is released.
+class HeldMeter {
+ public:
+  HeldMeter() = default;
+  HeldMeter(absl::Time start, absl::Time end) : end_(end), last_(start) {}
+  // From `now` on, the held share (GPU fractions: request x time quota summed over GPUs) grows by
+  // `share` and the price rate by `usd_per_s` (both negative on release).
+  void Change(absl::Time now, double share, double usd_per_s);
+  // Integrals up to min(now, end): GPU-seconds held and US dollars.
+  double share_seconds(absl::Time now);
+  double usd(absl::Time now);
+
+ private:
+  void Integrate(absl::Time now);
+  absl::Time end_;
+  absl::Time last_;
+  double share_ = 0;
+  double usd_per_s_ = 0;
+  double share_seconds_ = 0;
+  double usd_ = 0;
 };
 
 // Nearest-rank percentile (p in (0, 1]) of sorted values; 0 for an empty vector.
@@ -80,10 +112,10 @@ class ClusterMetrics {
   // active GPUs of min(1, sum of requests)); the previous totals are integrated up to `now`.
   void Update(absl::Time now, double allocated_share, int active_gpus);
   // Appends a timeline row for `now` and folds the fragmentation measures into the averages.
-  // `fgd_workload` may be empty (no FGD measure).
+  // `fgd_workload` may be empty (no FGD measure). `cost_usd`: the cost held so far.
   void Sample(absl::Time now, const core::ClusterState& state,
               const core::TargetWorkload& fgd_workload, std::vector<int> instances,
-              std::vector<double> rps);
+              std::vector<double> rps, double cost_usd);
   // Integrates up to the end of the window and writes the cluster fields of `out`.
   void Finish(RunResult& out);
 

@@ -77,13 +77,13 @@ void Engine::MaybeStartBatch(Instance& inst) {
   const absl::Time due =
       st == InstanceState::kDraining
           ? now
-          : core::BatchDueAt(now, static_cast<int64_t>(inst.queue.size()), inst.queue.front().arrival,
-                       f.max_batch, f.config->max_queue_delay);
+          : core::BatchDueAt(now, static_cast<int64_t>(inst.queue.size()),
+                             inst.queue.front().arrival, inst.max_batch, f.config->max_queue_delay);
   if (due <= now) {
     if (inst.batch_timer != 0)
       env_.Cancel(inst.batch_timer);
     inst.batch_timer = 0;
-    StartBatch(inst, std::min<int64_t>(f.max_batch, static_cast<int64_t>(inst.queue.size())));
+    StartBatch(inst, std::min<int64_t>(inst.max_batch, static_cast<int64_t>(inst.queue.size())));
     return;
   }
   if (inst.batch_timer != 0)

@@ -43,7 +43,7 @@ struct FunctionConfig {
   absl::Duration slo = absl::Milliseconds(100);
   int max_batch = 1;
   absl::Duration max_queue_delay = absl::ZeroDuration();
-  SmQuota quota;                         // profiled <request, limit> per GPU
+  SmQuota quota;                         // profiled <request, limit> per GPU, and time quota
   Bytes memory = Bytes::GiB(2);          // GPU memory per GPU
   int gpus = 1;                          // GPUs per instance (model shards)
   int min_instances = 0;
@@ -85,6 +85,9 @@ struct SimConfig {
   std::string experiment;
   uint64_t seed = 1;
   core::ClusterSpec cluster;
+  // On-demand price of one GPU of each node for an hour, in US dollars, in cluster.nodes order
+  // (cost_usd in the results). Empty = every GPU is free (costs are 0). Each value >= 0.
+  std::vector<double> gpu_price_per_hour;
   std::vector<FunctionConfig> functions;
   std::vector<PolicyConfig> policies;
   std::vector<WorkloadVariant> workloads;  // empty = one variant "default"
@@ -105,7 +108,16 @@ struct FunctionResult {
   double p50_ms = 0, p95_ms = 0, p99_ms = 0, mean_ms = 0;
   double svr = 0;             // fraction of requests over SLO (dropped count as violations)
   int64_t cold_starts = 0;
+  // Hybrid scalers (core::HybridScaler): quota changes applied to running instances, and actions
+  // the engine skipped because the cluster (or the function's shape) rejected them.
+  int64_t vertical_scalings = 0;
+  int64_t rejected_actions = 0;
   double throughput_rps = 0;  // completions / run length
+  // GPU time held by the function's instances over [0, horizon]: the integral of quota.request x
+  // time_quota per GPU from placement to release (exclusive instances hold 1), and its price.
+  double held_gpu_seconds = 0;
+  double cost_usd = 0;
+  double cost_per_1k_requests_usd = 0;  // cost_usd / requests x 1000; 0 without requests
   // Training
   double training_iters_per_s = 0;
   double jct_s = 0;           // job completion time; 0 if unfinished
@@ -119,7 +131,8 @@ struct FunctionResult {
 struct TimelineRow {
   double t_s = 0;
   int active_gpus = 0;
-  double allocated_share = 0;  // sum over GPUs of min(1, sum of SM requests)
+  double allocated_share = 0;  // sum over GPUs of min(1, sum of SM request x time quota)
+  double cost_usd = 0;         // cost of the GPU time held so far (cumulative, all functions)
   double sm_fragmentation = 0;
   double mem_fragmentation = 0;
   std::vector<int> instances;  // per function, in SimConfig order
@@ -130,6 +143,11 @@ struct RunResult {
   std::string policy;
   std::string workload;
   double gpu_seconds = 0;      // integral of allocated share (GPU-seconds)
+  // Sums over the functions of FunctionResult's fields of the same names; cost per 1K requests
+  // divides by every inference function's requests (0 without requests).
+  double held_gpu_seconds = 0;
+  double cost_usd = 0;
+  double cost_per_1k_requests_usd = 0;
   int peak_active_gpus = 0;
   double mean_active_gpus = 0;
   double sm_fragmentation = 0;   // time-averaged, cluster-wide

@@ -1,5 +1,6 @@
 // The `cluster:` section: one uniform group of nodes (flat keys) or a list of `node_groups`,
-// with GPU presets so that `gpu: A100-40GB` is enough.
+// with GPU presets so that `gpu: A100-40GB` is enough (spec-sheet numbers and an on-demand price
+// per GPU-hour, docs/experiments.md says where each price comes from).
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -18,19 +19,21 @@ struct GpuPreset {
   const char* model;
   int sm_count;
   double memory_gib;
+  double price_per_hour;  // US dollars per GPU-hour, on demand (docs/experiments.md: sources)
 };
 
-// Public spec-sheet values (SM count, memory) of common data-centre GPUs.
+// Public spec-sheet values (SM count, memory) of common data-centre GPUs, and a public on-demand
+// price per GPU-hour (V100: Google Cloud's $2.48, the price HAS-GPU's cost figures use).
 constexpr std::array<GpuPreset, 9> kGpuPresets = {{
-    {"A100-40GB", 108, 40},
-    {"A100-80GB", 108, 80},
-    {"H100-80GB", 132, 80},
-    {"H200-141GB", 132, 141},
-    {"V100-16GB", 80, 16},
-    {"V100-32GB", 80, 32},
-    {"A10-24GB", 72, 24},
-    {"L4-24GB", 58, 24},
-    {"T4-16GB", 40, 16},
+    {"A100-40GB", 108, 40, 2.93},
+    {"A100-80GB", 108, 80, 3.93},
+    {"H100-80GB", 132, 80, 11.06},
+    {"H200-141GB", 132, 141, 10.60},
+    {"V100-16GB", 80, 16, 2.48},
+    {"V100-32GB", 80, 32, 2.48},
+    {"A10-24GB", 72, 24, 1.006},
+    {"L4-24GB", 58, 24, 0.56},
+    {"T4-16GB", 40, 16, 0.35},
 }};
 
 const GpuPreset* FindPreset(absl::string_view model) {
@@ -44,6 +47,12 @@ std::string PresetNames() {
   std::string names;
   for (const GpuPreset& p : kGpuPresets) absl::StrAppend(&names, names.empty() ? "" : ", ", p.model);
   return names;
+}
+
+// The preset price of `model`, 0 for a GPU that is not a preset.
+double PresetPrice(absl::string_view model) {
+  const GpuPreset* p = FindPreset(model);
+  return p == nullptr ? 0.0 : p->price_per_hour;
 }
 
 // `gpu:` as a preset name or {model, sm_count, memory_gib}; a known model fills missing numbers.
@@ -79,6 +88,7 @@ constexpr int kMaxNodes = 1000000;
 struct NodeGroup {
   int count = 0;
   core::NodeSpec shape;
+  double price_per_hour = 0;  // of one of its GPUs
 };
 
 // The node shape keys shared by the flat form and each group.
@@ -93,6 +103,8 @@ absl::StatusOr<NodeGroup> ParseNodeGroup(const StrictMap& m) {
   n.gpu_count = static_cast<int>(gpus);
   if (!m.Has("gpu")) return m.ErrorAt("gpu", "required field is missing");
   SLUICE_ASSIGN_OR_RETURN(n.gpu, ParseGpu(m.Get("gpu"), m.file(), m.FieldOf("gpu")));
+  SLUICE_ASSIGN_OR_RETURN(g.price_per_hour, m.Double("gpu_price_per_hour", Range::kNonNegative,
+                                                     PresetPrice(n.gpu.model)));
   SLUICE_ASSIGN_OR_RETURN(int64_t cores, m.Int("cpu_cores", Range::kPositive, n.cpu_cores));
   n.cpu_cores = static_cast<int>(std::min<int64_t>(cores, 1 << 20));
   SLUICE_ASSIGN_OR_RETURN(double host,
@@ -105,20 +117,24 @@ absl::StatusOr<NodeGroup> ParseNodeGroup(const StrictMap& m) {
   return g;
 }
 
-#define SLUICE_NODE_SHAPE_KEYS \
-  "nodes", "gpus_per_node", "gpu", "cpu_cores", "host_memory_gib", "storage_gbps", "pcie_gbps"
+#define SLUICE_NODE_SHAPE_KEYS                                                                  \
+  "nodes", "gpus_per_node", "gpu", "cpu_cores", "host_memory_gib", "storage_gbps", "pcie_gbps", \
+      "gpu_price_per_hour"
 
-void AppendGroup(const NodeGroup& g, const std::string& prefix, core::ClusterSpec& cluster) {
+void AppendGroup(const NodeGroup& g, const std::string& prefix, ParsedCluster& out) {
   core::ClusterSpec group = core::ClusterSpec::Uniform(g.count, g.shape, prefix);
-  for (core::NodeSpec& n : group.nodes) cluster.nodes.push_back(std::move(n));
+  for (core::NodeSpec& n : group.nodes) {
+    out.spec.nodes.push_back(std::move(n));
+    out.gpu_price_per_hour.push_back(g.price_per_hour);
+  }
 }
 
-absl::StatusOr<core::ClusterSpec> ParseGroups(const YAML::Node& list, const std::string& file,
-                                              const std::string& field) {
+absl::StatusOr<ParsedCluster> ParseGroups(const YAML::Node& list, const std::string& file,
+                                          const std::string& field) {
   if (!list.IsSequence() || list.size() == 0) {
     return YamlError(file, list, field, "must be a non-empty list of node groups");
   }
-  core::ClusterSpec cluster;
+  ParsedCluster cluster;
   std::vector<std::string> names;
   size_t i = 0;
   for (const YAML::Node& item : list) {
@@ -132,7 +148,7 @@ absl::StatusOr<core::ClusterSpec> ParseGroups(const YAML::Node& list, const std:
       if (n == name) return m.ErrorAt("name", absl::StrCat("duplicate node group '", name, "'"));
     }
     names.push_back(name);
-    if (cluster.nodes.size() + g.count > static_cast<size_t>(kMaxNodes)) {
+    if (cluster.spec.nodes.size() + g.count > static_cast<size_t>(kMaxNodes)) {
       return m.ErrorAt("nodes", absl::StrCat("the cluster must have <= ", kMaxNodes, " nodes"));
     }
     AppendGroup(g, name, cluster);
@@ -142,7 +158,7 @@ absl::StatusOr<core::ClusterSpec> ParseGroups(const YAML::Node& list, const std:
 
 }  // namespace
 
-absl::StatusOr<core::ClusterSpec> ParseCluster(const YAML::Node& node, const std::string& file) {
+absl::StatusOr<ParsedCluster> ParseCluster(const YAML::Node& node, const std::string& file) {
   SLUICE_ASSIGN_OR_RETURN(
       StrictMap m, StrictMap::Create(node, file, "cluster", {"node_groups", SLUICE_NODE_SHAPE_KEYS}));
   if (m.Has("node_groups")) {
@@ -152,7 +168,7 @@ absl::StatusOr<core::ClusterSpec> ParseCluster(const YAML::Node& node, const std
     return ParseGroups(m.Get("node_groups"), file, m.FieldOf("node_groups"));
   }
   SLUICE_ASSIGN_OR_RETURN(NodeGroup g, ParseNodeGroup(m));
-  core::ClusterSpec cluster;
+  ParsedCluster cluster;
   AppendGroup(g, "node", cluster);
   return cluster;
 }

@@ -268,7 +268,10 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
   SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));
   if (!top.Has("cluster")) return top.ErrorAt("cluster", "required field is missing");
-  SLUICE_ASSIGN_OR_RETURN(c.cluster, internal::ParseCluster(top.Get("cluster"), path));
+  SLUICE_ASSIGN_OR_RETURN(internal::ParsedCluster cluster,
+                          internal::ParseCluster(top.Get("cluster"), path));
+  c.cluster = std::move(cluster.spec);
+  c.gpu_price_per_hour = std::move(cluster.gpu_price_per_hour);
   SLUICE_ASSIGN_OR_RETURN(const core::Profiler profiler, internal::ParseProfiler(top));
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   const LoadContext ctx{path, base_dir.empty() ? "." : base_dir, perf, c.cluster, profiler};

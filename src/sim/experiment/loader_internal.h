@@ -7,10 +7,12 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "core/dilu/profiler.h"
 #include "core/perf/perf_model.h"
 #include "core/resource/cluster.h"
@@ -37,8 +39,15 @@ struct ParsedFunction {
   std::optional<FunctionProfile> profile;
 };
 
+// A parsed `cluster:`: the nodes, and the price of one GPU of each node for an hour (US dollars;
+// `gpu_price_per_hour`, else the GPU preset's price, else 0), in node order.
+struct ParsedCluster {
+  core::ClusterSpec spec;
+  std::vector<double> gpu_price_per_hour;
+};
+
 // `cluster:` (flat form or `node_groups:`). Errors name file, line and field.
-absl::StatusOr<core::ClusterSpec> ParseCluster(const YAML::Node& node, const std::string& file);
+absl::StatusOr<ParsedCluster> ParseCluster(const YAML::Node& node, const std::string& file);
 
 // `functions[index]`. Resolves defaults from the perf model (memory, kind) and the profiler (SM
 // quota, batch, capacity) and checks that the function fits the cluster.

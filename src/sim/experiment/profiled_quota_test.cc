@@ -150,7 +150,7 @@ TEST_F(ProfiledQuotaTest, ProfilingFailureNamesTheLineAndSloField) {
                         "quota for model 'llama2-7b'"));
   EXPECT_THAT(Error(Experiment("bert-base", Serving("    quota: guess\n"))),
               HasSubstr("dir/exp.yaml:9: field 'functions[0].quota': must be {request: R, "
-                        "limit: L} or 'profile', got 'guess'"));
+                        "limit: L[, time_quota: Q]} or 'profile', got 'guess'"));
 }
 
 TEST_F(ProfiledQuotaTest, ProfilerBlockIsAppliedAndValidated) {

@@ -54,10 +54,12 @@ absl::StatusOr<core::ProfilerConfig> ReadProfilerConfig(const StrictMap& m) {
 }
 
 absl::Status ParseExplicitQuota(const StrictMap& f, FunctionConfig& fc) {
-  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("quota"), f.file(),
-                                                         f.FieldOf("quota"), {"request", "limit"}));
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m,
+                          StrictMap::Create(f.Get("quota"), f.file(), f.FieldOf("quota"),
+                                            {"request", "limit", "time_quota"}));
   SLUICE_ASSIGN_OR_RETURN(fc.quota.request, m.Double("request", Range::kFraction, std::nullopt));
   SLUICE_ASSIGN_OR_RETURN(fc.quota.limit, m.Double("limit", Range::kFraction, std::nullopt));
+  SLUICE_ASSIGN_OR_RETURN(fc.quota.time_quota, m.Double("time_quota", Range::kFraction, 1.0));
   if (fc.quota.request > fc.quota.limit) {
     return m.ErrorAt(
         "request", absl::StrCat("request (", fc.quota.request, ") > limit (", fc.quota.limit, ")"));
@@ -104,7 +106,9 @@ absl::StatusOr<std::optional<FunctionProfile>> ResolveQuota(const StrictMap& f,
     SLUICE_ASSIGN_OR_RETURN(std::string how, f.String("quota", std::nullopt));
     if (how != "profile") {
       return f.ErrorAt(
-          "quota", absl::StrCat("must be {request: R, limit: L} or 'profile', got '", how, "'"));
+          "quota",
+          absl::StrCat("must be {request: R, limit: L[, time_quota: Q]} or 'profile', got '", how,
+                       "'"));
     }
   }
   const bool training = fc.kind == FunctionKind::kTraining;

@@ -78,6 +78,11 @@ Json FunctionJson(const SimConfig& config, const FunctionResult& f,
   j["throughput_rps"] = Number(f.throughput_rps);
   j["completed"] = f.completed;
   j["dropped"] = f.dropped;
+  j["vertical_scalings"] = f.vertical_scalings;
+  j["rejected_actions"] = f.rejected_actions;
+  j["held_gpu_seconds"] = Number(f.held_gpu_seconds);
+  j["cost_usd"] = Number(f.cost_usd);
+  j["cost_per_1k_requests_usd"] = Number(f.cost_per_1k_requests_usd);
   if (IsTraining(config, f.name)) {
     j["training_iters_per_s"] = Number(f.training_iters_per_s);
     j["jct_s"] = Number(f.jct_s);
@@ -113,19 +118,21 @@ std::string ClusterLine(const SimConfig& config) {
 
 void AppendFunctionRows(const SimConfig& config, const RunResult& run, int width,
                         std::string& out) {
-  absl::StrAppendFormat(&out, "  %-*s %9s %9s %9s %9s %7s %6s %9s\n", width, "function",
-                        "requests", "p50 ms", "p95 ms", "p99 ms", "SVR %", "cold", "thru rps");
+  absl::StrAppendFormat(&out, "  %-*s %9s %9s %9s %9s %7s %6s %5s %9s %9s\n", width, "function",
+                        "requests", "p50 ms", "p95 ms", "p99 ms", "SVR %", "cold", "vert",
+                        "thru rps", "$/1K req");
   for (const FunctionResult& f : run.functions) {
     if (IsTraining(config, f.name)) {
       const std::string jct =
           f.jct_s > 0 ? absl::StrFormat("JCT %.1f s", f.jct_s) : std::string("unfinished");
-      absl::StrAppendFormat(&out, "  %-*s training: %.3f iterations/s, %s, %d cold starts\n",
-                            width, f.name, f.training_iters_per_s, jct, f.cold_starts);
+      absl::StrAppendFormat(&out, "  %-*s training: %.3f iterations/s, %s, %d cold starts, $%.4f\n",
+                            width, f.name, f.training_iters_per_s, jct, f.cold_starts, f.cost_usd);
       continue;
     }
-    absl::StrAppendFormat(&out, "  %-*s %9d %9.2f %9.2f %9.2f %7.2f %6d %9.2f\n", width, f.name,
-                          f.requests, f.p50_ms, f.p95_ms, f.p99_ms, 100 * f.svr, f.cold_starts,
-                          f.throughput_rps);
+    absl::StrAppendFormat(&out, "  %-*s %9d %9.2f %9.2f %9.2f %7.2f %6d %5d %9.2f %9.4f\n", width,
+                          f.name, f.requests, f.p50_ms, f.p95_ms, f.p99_ms, 100 * f.svr,
+                          f.cold_starts, f.vertical_scalings, f.throughput_rps,
+                          f.cost_per_1k_requests_usd);
     if (f.dropped > 0) absl::StrAppendFormat(&out, "  %-*s %9d dropped\n", width, "", f.dropped);
     if (f.theory_mean_ms.has_value()) {
       absl::StrAppendFormat(&out, "  %-*s mean %.3f ms, M/M/1 theory %.3f ms (%+.2f %%)\n", width,
@@ -158,12 +165,14 @@ void AppendComparison(std::span<const RunResult> runs, std::string& out) {
     ww = std::max(ww, r.workload.size());
   }
   const int p = static_cast<int>(pw), w = static_cast<int>(ww);
-  absl::StrAppendFormat(&out, "\nsummary\n  %-*s %-*s %12s %9s %9s %7s %6s\n", p, "policy", w,
-                        "workload", "GPU-seconds", "mean GPUs", "peak GPUs", "SVR %", "cold");
+  absl::StrAppendFormat(&out, "\nsummary\n  %-*s %-*s %12s %9s %9s %7s %6s %10s %9s\n", p, "policy",
+                        w, "workload", "GPU-seconds", "mean GPUs", "peak GPUs", "SVR %", "cold",
+                        "cost $", "$/1K req");
   for (const RunResult& r : runs) {
-    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %9.2f %9d %7.2f %6d\n", p, r.policy, w,
-                          r.workload, r.gpu_seconds, r.mean_active_gpus, r.peak_active_gpus,
-                          100 * OverallSvr(r), TotalColdStarts(r));
+    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %9.2f %9d %7.2f %6d %10.4f %9.4f\n", p,
+                          r.policy, w, r.workload, r.gpu_seconds, r.mean_active_gpus,
+                          r.peak_active_gpus, 100 * OverallSvr(r), TotalColdStarts(r), r.cost_usd,
+                          r.cost_per_1k_requests_usd);
   }
 }
 
@@ -175,6 +184,9 @@ Json RunJson(const SimConfig& config, const RunResult& run,
   j["policy"] = run.policy;
   j["workload"] = run.workload;
   j["gpu_seconds"] = Number(run.gpu_seconds);
+  j["held_gpu_seconds"] = Number(run.held_gpu_seconds);
+  j["cost_usd"] = Number(run.cost_usd);
+  j["cost_per_1k_requests_usd"] = Number(run.cost_per_1k_requests_usd);
   j["peak_active_gpus"] = run.peak_active_gpus;
   j["mean_active_gpus"] = Number(run.mean_active_gpus);
   j["sm_fragmentation"] = Number(run.sm_fragmentation);
@@ -216,11 +228,12 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
   AppendProfiles(config, profiles, static_cast<int>(width), out);
   for (const RunResult& r : runs) {
     absl::StrAppendFormat(&out, "\npolicy %s, workload %s\n", r.policy, r.workload);
-    absl::StrAppendFormat(&out,
-                          "  GPU-seconds %.1f | active GPUs peak %d, mean %.2f | fragmentation "
-                          "SM %.3f, memory %.3f, FGD %.3f | %d events\n",
-                          r.gpu_seconds, r.peak_active_gpus, r.mean_active_gpus,
-                          r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation, r.events);
+    absl::StrAppendFormat(&out, "  GPU-seconds %.1f | active GPUs peak %d, mean %.2f | %d events\n",
+                          r.gpu_seconds, r.peak_active_gpus, r.mean_active_gpus, r.events);
+    absl::StrAppendFormat(&out, "  fragmentation SM %.3f, memory %.3f, FGD %.3f\n",
+                          r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation);
+    absl::StrAppendFormat(&out, "  cost $%.4f for %.1f GPU-seconds held | $%.4f per 1K requests\n",
+                          r.cost_usd, r.held_gpu_seconds, r.cost_per_1k_requests_usd);
     AppendFunctionRows(config, r, static_cast<int>(width), out);
   }
   if (runs.size() > 1) AppendComparison(runs, out);
@@ -228,13 +241,14 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
 }
 
 std::string TimelineCsv(const SimConfig& config, const RunResult& run) {
-  std::string out = "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation";
+  std::string out = "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,cost_usd";
   for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_instances");
   for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_rps");
   out += "\n";
   for (const TimelineRow& row : run.timeline) {
-    absl::StrAppendFormat(&out, "%.6f,%d,%.6g,%.6g,%.6g", row.t_s, row.active_gpus,
-                          row.allocated_share, row.sm_fragmentation, row.mem_fragmentation);
+    absl::StrAppendFormat(&out, "%.6f,%d,%.6g,%.6g,%.6g,%.6g", row.t_s, row.active_gpus,
+                          row.allocated_share, row.sm_fragmentation, row.mem_fragmentation,
+                          row.cost_usd);
     for (size_t i = 0; i < config.functions.size(); ++i) {
       absl::StrAppend(&out, ",", i < row.instances.size() ? row.instances[i] : 0);
     }

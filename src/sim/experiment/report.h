@@ -20,10 +20,13 @@ namespace sluice::sim {
 // object to each profiled function.
 nlohmann::ordered_json SummaryJson(const SimConfig& config, std::span<const RunResult> runs,
                                    std::span<const ProfiledFunction> profiles = {});
-// {"policy", "workload", "gpu_seconds", "peak_active_gpus", "mean_active_gpus",
-//  "sm_fragmentation", "mem_fragmentation", "fgd_fragmentation", "events", "functions": [...]};
+// {"policy", "workload", "gpu_seconds", "held_gpu_seconds", "cost_usd",
+//  "cost_per_1k_requests_usd", "peak_active_gpus", "mean_active_gpus", "sm_fragmentation",
+//  "mem_fragmentation", "fgd_fragmentation", "events", "functions": [...]};
 // each function {"name", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "svr",
-// "cold_starts", "throughput_rps", "completed", "dropped"} plus "theory_mean_ms" when the run
+// "cold_starts", "throughput_rps", "completed", "dropped", "vertical_scalings",
+// "rejected_actions", "held_gpu_seconds", "cost_usd", "cost_per_1k_requests_usd"} plus
+// "theory_mean_ms" when the run
 // computed it, and "profile": {"request", "limit", "batch", "trials"} when the function is in
 // `profiles`. Non-finite numbers are written as null.
 nlohmann::ordered_json RunJson(const SimConfig& config, const RunResult& run,
@@ -39,7 +42,8 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
                          std::span<const ProfiledFunction> profiles = {});
 
 // CSV timeline of one run: t_s, active_gpus, allocated_share, sm_fragmentation,
-// mem_fragmentation, then <function>_instances and <function>_rps per function in config order.
+// mem_fragmentation, cost_usd (cumulative), then <function>_instances and <function>_rps per
+// function in config order.
 std::string TimelineCsv(const SimConfig& config, const RunResult& run);
 // "<policy>_<workload>_timeline.csv".
 std::string TimelineFileName(const RunResult& run);

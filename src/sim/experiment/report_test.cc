@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -42,6 +43,9 @@ RunResult MakeRun(const std::string& policy) {
   r.sm_fragmentation = 0.125;
   r.mem_fragmentation = 0.5;
   r.events = 999;
+  r.held_gpu_seconds = 3600;
+  r.cost_usd = 2.48;
+  r.cost_per_1k_requests_usd = 2.48;
   FunctionResult bert;
   bert.name = "bert";
   bert.requests = 1000;
@@ -54,6 +58,10 @@ RunResult MakeRun(const std::string& policy) {
   bert.svr = 0.02;
   bert.cold_starts = 3;
   bert.throughput_rps = 33;
+  bert.vertical_scalings = 7;
+  bert.held_gpu_seconds = 1800;
+  bert.cost_usd = 1.24;
+  bert.cost_per_1k_requests_usd = 1.24;
   FunctionResult train;
   train.name = "train";
   train.training_iters_per_s = 2.5;
@@ -63,6 +71,7 @@ RunResult MakeRun(const std::string& policy) {
   row.t_s = 1;
   row.active_gpus = 2;
   row.allocated_share = 1.5;
+  row.cost_usd = 0.25;
   row.instances = {2, 1};
   row.rps = {30.5, 0};
   r.timeline = {row, row};
@@ -84,16 +93,23 @@ TEST(ReportTest, JsonFollowsTheContract) {
   EXPECT_EQ(j["seed"], 42);
   ASSERT_EQ(j["runs"].size(), 2u);
   const auto& run = j["runs"][1];
-  EXPECT_THAT(Keys(run), ElementsAre("policy", "workload", "gpu_seconds", "peak_active_gpus",
+  EXPECT_THAT(Keys(run), ElementsAre("policy", "workload", "gpu_seconds", "held_gpu_seconds",
+                                     "cost_usd", "cost_per_1k_requests_usd", "peak_active_gpus",
                                      "mean_active_gpus", "sm_fragmentation", "mem_fragmentation",
                                      "fgd_fragmentation", "events", "functions"));
   EXPECT_EQ(run["policy"], "mps-r");
   EXPECT_EQ(run["gpu_seconds"], 1234.5);
+  EXPECT_EQ(run["cost_usd"], 2.48);
+  EXPECT_EQ(run["cost_per_1k_requests_usd"], 2.48);
   const auto& bert = run["functions"][0];
   EXPECT_THAT(Keys(bert), ElementsAre("name", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
                                       "svr", "cold_starts", "throughput_rps", "completed",
-                                      "dropped"));
+                                      "dropped", "vertical_scalings", "rejected_actions",
+                                      "held_gpu_seconds", "cost_usd", "cost_per_1k_requests_usd"));
   EXPECT_EQ(bert["svr"], 0.02);
+  EXPECT_EQ(bert["vertical_scalings"], 7);
+  EXPECT_EQ(bert["cost_usd"], 1.24);
+  EXPECT_EQ(bert["cost_per_1k_requests_usd"], 1.24);
   const auto& train = run["functions"][1];
   EXPECT_EQ(train["training_iters_per_s"], 2.5);
   EXPECT_EQ(train["jct_s"], 400);
@@ -126,7 +142,12 @@ TEST(ReportTest, TableHasOneBlockPerRunAndAComparison) {
   EXPECT_THAT(t, HasSubstr("2 nodes, 8 GPUs"));
   EXPECT_THAT(t, HasSubstr("policy mps-r, workload default"));
   EXPECT_THAT(t, HasSubstr("GPU-seconds 1234.5 | active GPUs peak 5, mean 3.25"));
-  EXPECT_THAT(t, HasSubstr("  bert          1000     10.00     20.00     30.00    2.00      3"));
+  EXPECT_THAT(t, HasSubstr("  bert          1000     10.00     20.00     30.00    2.00      3     7"
+                           "     33.00    1.2400"));
+  EXPECT_THAT(t, HasSubstr("cost $2.4800 for 3600.0 GPU-seconds held | $2.4800 per 1K requests"));
+  EXPECT_THAT(t, HasSubstr("    2.4800    2.4800\n"));  // summary: cost $, $/1K req
+  for (absl::string_view line : absl::StrSplit(t, '\n'))
+    EXPECT_LE(line.size(), 100u) << line;
   EXPECT_THAT(t, HasSubstr("train    training: 2.500 iterations/s, JCT 400.0 s"));
   EXPECT_THAT(t, HasSubstr("10 dropped"));
   EXPECT_THAT(t, HasSubstr("summary"));
@@ -140,9 +161,9 @@ TEST(ReportTest, TimelineCsvHasAColumnPerFunction) {
   std::getline(in, row1);
   std::getline(in, row2);
   EXPECT_EQ(header,
-            "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,bert_instances,"
-            "train_instances,bert_rps,train_rps");
-  EXPECT_EQ(row1, "1.000000,2,1.5,0,0,2,1,30.5,0");
+            "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,cost_usd,"
+            "bert_instances,train_instances,bert_rps,train_rps");
+  EXPECT_EQ(row1, "1.000000,2,1.5,0,0,0.25,2,1,30.5,0");
   EXPECT_THAT(row2, HasSubstr("2.000000,"));
   EXPECT_FALSE(std::getline(in, extra));
   EXPECT_EQ(TimelineFileName(MakeRun("MPS-l")), "MPS-l_default_timeline.csv");

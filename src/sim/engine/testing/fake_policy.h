@@ -1,11 +1,13 @@
 // Test doubles for the engine: a linear latency model, a first-fit placement, a scripted
-// horizontal scaler, a fixed-token vertical controller and a PolicySet tying them together, so
+// horizontal scaler, a fixed-token vertical controller and a PolicySet tying them together (with
+// an optional hybrid scaler factory; hybrid scalers are in fake_hybrid.h), so
 // engine tests and the engine benchmark can work out expected results by hand. Header-only;
 // not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_TESTING_FAKE_POLICY_H_
 #define SLUICE_SIM_ENGINE_TESTING_FAKE_POLICY_H_
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -21,13 +23,14 @@
 
 namespace sluice::sim::testing {
 
-// BatchLatency(b, s) = (base + per_extra x (b - 1)) / s; IterationTime(s) = iteration / s.
+// BatchLatency(b, s, q) = (base + per_extra x (b - 1)) / s / q; IterationTime(s) = iteration / s.
 class LinearLatency : public core::LatencyModel {
  public:
   LinearLatency(absl::Duration base, absl::Duration per_extra, absl::Duration iteration)
       : base_(base), per_extra_(per_extra), iteration_(iteration) {}
-  absl::Duration BatchLatency(int batch, double sm_share, double = 1.0) const override {
-    return (base_ + per_extra_ * (std::max(batch, 1) - 1)) / sm_share;
+  absl::Duration BatchLatency(int batch, double sm_share, double time_quota = 1.0) const override {
+    const absl::Duration d = (base_ + per_extra_ * (std::max(batch, 1) - 1)) / sm_share;
+    return time_quota < 1 ? d / time_quota : d;
   }
   absl::Duration IterationTime(double sm_share) const override { return iteration_ / sm_share; }
 
@@ -139,6 +142,8 @@ struct FakePolicyOptions {
   // Per function id: scaler script (missing = keep min_instances).
   std::vector<std::vector<std::pair<absl::Time, int>>> scripts;
   std::vector<ScriptedScaler*>* scalers_out = nullptr;  // borrowed pointers to made scalers
+  // When set, MakeHybridScaler(traits) returns hybrid(traits) (may be null: horizontal then).
+  std::function<std::unique_ptr<core::HybridScaler>(const core::FunctionTraits&)> hybrid;
 };
 
 class FakePolicySet : public core::PolicySet {
@@ -161,6 +166,10 @@ class FakePolicySet : public core::PolicySet {
   std::unique_ptr<core::VerticalController> MakeVerticalController(core::GpuId) const override {
     return std::make_unique<FixedTokenController>(o_.controller_period, o_.controller_cap,
                                                   o_.issue_calls);
+  }
+  std::unique_ptr<core::HybridScaler> MakeHybridScaler(
+      const core::FunctionTraits& f) const override {
+    return o_.hybrid ? o_.hybrid(f) : nullptr;
   }
   bool work_conserving() const override { return o_.work_conserving; }
 
