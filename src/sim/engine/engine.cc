@@ -116,7 +116,9 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   const FunctionConfig& fc = config_.functions[i];
   Function& f = fns_[i];
   f.config = &fc;
-  f.metrics = FunctionMetrics(fc.slo);
+  std::vector<double> sweep_ms;
+  for (const double m : fc.slo_sweep_multipliers) sweep_ms.push_back(fc.slo_sweep_base_ms * m);
+  f.metrics = FunctionMetrics(fc.slo, std::move(sweep_ms));
   f.held = HeldMeter(start_, horizon_);
   f.gateway.set_position_table(&gateway_positions_);
   SLUICE_RETURN_IF_ERROR(CheckFunction(i, file));

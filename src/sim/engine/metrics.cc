@@ -38,6 +38,22 @@ double Select(std::vector<double>& v, size_t from, double p) {
                    v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
+// SVR at each threshold: (latencies above it + dropped) / requests. Sorts `latencies`.
+std::vector<double> SweepSvr(std::vector<double> latencies, const std::vector<double>& sweep_ms,
+                             int64_t dropped, int64_t requests) {
+  std::vector<double> out;
+  if (sweep_ms.empty()) return out;
+  std::sort(latencies.begin(), latencies.end());
+  out.reserve(sweep_ms.size());
+  for (const double t : sweep_ms) {
+    const auto above = latencies.end() - std::upper_bound(latencies.begin(), latencies.end(), t);
+    out.push_back(requests == 0 ? 0
+                                : static_cast<double>(above + dropped) /
+                                      static_cast<double>(requests));
+  }
+  return out;
+}
+
 }  // namespace
 
 FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duration horizon) const {
@@ -62,6 +78,7 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duratio
   r.throughput_rps = horizon_s > 0 ? static_cast<double>(r.completed) / horizon_s : 0;
   r.training_iters_per_s = iters_per_s_;
   r.jct_s = jct_s_;
+  r.sweep_svr = SweepSvr(std::move(v), sweep_ms_, dropped_, requests_);
   return r;
 }
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -34,7 +35,10 @@ namespace sluice::sim {
 
 class FunctionMetrics {
  public:
-  explicit FunctionMetrics(absl::Duration slo = absl::InfiniteDuration()) : slo_(slo) {}
+  // `sweep_ms`: extra SLO thresholds (ms) whose SVR Summarize reports in sweep_svr.
+  explicit FunctionMetrics(absl::Duration slo = absl::InfiniteDuration(),
+                           std::vector<double> sweep_ms = {})
+      : slo_(slo), sweep_ms_(std::move(sweep_ms)) {}
 
   void OnArrival() { ++requests_; }
   void OnCompletion(absl::Duration latency);
@@ -58,6 +62,7 @@ class FunctionMetrics {
 
  private:
   absl::Duration slo_;
+  std::vector<double> sweep_ms_;
   int64_t requests_ = 0;
   int64_t dropped_ = 0;
   int64_t over_slo_ = 0;

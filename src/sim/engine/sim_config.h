@@ -61,6 +61,10 @@ struct FunctionConfig {
   int default_output_tokens = 128;
   WorkloadSpec workload;                 // inference only
   std::optional<TrainingConfig> training;  // kind == kTraining
+  // SLO sweep (HAS-GPU Fig. 6): the run also reports the SVR at each threshold
+  // slo_sweep_base_ms x multiplier, from the same latencies. Empty: none.
+  double slo_sweep_base_ms = 0;
+  std::vector<double> slo_sweep_multipliers;
 };
 
 // Cold starts: container start, then model load from disk at the node's storage bandwidth, or
@@ -118,6 +122,9 @@ struct FunctionResult {
   double training_iters_per_s = 0;
   double jct_s = 0;           // job completion time; 0 if unfinished
   std::optional<double> theory_mean_ms;
+  // SVR at each FunctionConfig::slo_sweep_multipliers threshold, in that order (dropped requests
+  // count as violations at every threshold).
+  std::vector<double> sweep_svr;
 };
 
 // One row of the per-interval timeline (CSV with --out).

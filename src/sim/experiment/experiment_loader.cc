@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "core/registry/policy_registry.h"
 #include "sim/experiment/loader_internal.h"
+#include "sim/experiment/slo_sweep.h"
 #include "sim/experiment/yaml_fields.h"
 
 namespace sluice::sim {
@@ -261,7 +262,8 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
       StrictMap::Create(root, path, "",
                         {"experiment", "kind", "description", "seed", "horizon_s",
                          "sample_interval_s", "drain_timeout_s", "report_theory_mm1", "cluster",
-                         "cold_start", "profiler", "functions", "policies", "workloads"}));
+                         "cold_start", "profiler", "functions", "policies", "workloads",
+                         "slo_sweep"}));
   LoadedExperiment out;
   SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));
@@ -274,6 +276,7 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   const LoadContext ctx{path, base_dir.empty() ? "." : base_dir, perf, c.cluster, profiler};
   SLUICE_RETURN_IF_ERROR(ParseFunctions(top, ctx, out));
+  SLUICE_RETURN_IF_ERROR(internal::ApplySloSweep(top, perf, c));
   SLUICE_ASSIGN_OR_RETURN(c.policies, ParsePolicies(top));
   SLUICE_ASSIGN_OR_RETURN(c.workloads, ParseVariants(top, c.functions, ctx));
   if (c.report_theory_mm1) SLUICE_RETURN_IF_ERROR(CheckMm1(top, c));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -49,6 +50,20 @@ Json ProfileJson(const FunctionProfile& p) {
   return j;
 }
 
+// {"base_ms", "multipliers": [...], "svr": [...]}: the function's SLO sweep (HAS-GPU Fig. 6).
+Json SweepJson(const SimConfig& config, const FunctionResult& f) {
+  Json j;
+  for (const FunctionConfig& fc : config.functions) {
+    if (fc.name != f.name) continue;
+    j["base_ms"] = Number(fc.slo_sweep_base_ms);
+    j["multipliers"] = fc.slo_sweep_multipliers;
+  }
+  Json svr = Json::array();
+  for (const double x : f.sweep_svr) svr.push_back(Number(x));
+  j["svr"] = std::move(svr);
+  return j;
+}
+
 Json FunctionJson(const SimConfig& config, const FunctionResult& f,
                   std::span<const ProfiledFunction> profiles) {
   Json j;
@@ -74,6 +89,7 @@ Json FunctionJson(const SimConfig& config, const FunctionResult& f,
   }
   if (f.theory_mean_ms.has_value()) j["theory_mean_ms"] = Number(*f.theory_mean_ms);
   if (const FunctionProfile* p = FindProfile(profiles, f.name)) j["profile"] = ProfileJson(*p);
+  if (!f.sweep_svr.empty()) j["slo_sweep"] = SweepJson(config, f);
   return j;
 }
 
