@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
@@ -109,10 +111,19 @@ TEST_F(SupervisorTest, StartsThenReadyAndLogsOutput) {
   InstanceStatus r = WaitState(1, InstanceState::kReady);
   EXPECT_TRUE(r.ready_after.has_value());
   EXPECT_EQ(r.restarts, 0);
-  std::ifstream log(dir_ + "/1.log");
-  std::stringstream text;
-  text << log.rdbuf();
-  EXPECT_EQ(text.str(), "hello-" + dir_ + "\n");
+  // The fake probe can report ready before the shell has run its echo (a loaded box): wait for
+  // the line, bounded, rather than reading the log once.
+  std::string text;
+  for (int i = 0; i < 500 && text.empty(); ++i) {
+    std::ifstream log(dir_ + "/1.log");
+    std::stringstream buf;
+    buf << log.rdbuf();
+    text = buf.str();
+    if (text.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_EQ(text, "hello-" + dir_ + "\n");
   EXPECT_EQ(sup_->Add(1, Shell("sleep 60", 2)).status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(sup_->PortsInUse(), std::vector<int>{1});
 }
