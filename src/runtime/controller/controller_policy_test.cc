@@ -299,6 +299,42 @@ TEST_F(ControllerPolicyTest, AHorizontalSetRunsItsOwnQuotaAndDiluSendsWhatItAlwa
   }
 }
 
+// The real HAS-GPU set (core/hasgpu), not a scripted one: a burst far above what the pod serves
+// must reach the agent as HAS-GPU actions (a live time-quota step and/or a new pod), every quota
+// the agent sees a valid (s, q).
+TEST_F(ControllerPolicyTest, HasGpuPolicyScalesThroughTheAgent) {
+  StartDaemon();
+  ASSERT_EQ(Deploy(InferenceSpec("hg", 1, 4,
+                                 "quota: {request: 0.5, limit: 0.5, time_quota: 0.3}\n"
+                                 "policy: has-gpu\n"
+                                 // The fake trial takes 25.2 ms against a 40 ms SLO: the default
+                                 // slo_fraction (0.5) would admit no configuration.
+                                 "policy_params: {slo_fraction: 0.9}\n"))
+                .status,
+            201);
+  ASSERT_TRUE(WaitState("hg", "ready")) << Describe("hg").dump();
+  ASSERT_TRUE(WaitFor([&] { return agent_->Live("hg") == 1; }));
+  const json status = Describe("hg");
+  EXPECT_EQ(status["policy"], "has-gpu");
+  EXPECT_EQ(status["scaler"], "has-gpu");
+  const int puts_before = static_cast<int>(agent_->quota_put_log().size());
+  for (int i = 0; i < 5; ++i) {
+    ReportLoad("hg", 5000);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return static_cast<int>(agent_->quota_put_log().size()) > puts_before ||
+           agent_->Live("hg") > 1;
+  })) << Describe("hg").dump();
+  for (const FakeInstance& i : agent_->instances()) {
+    if (i.function != "hg" || i.restart != "on-failure")
+      continue;  // profiling instances
+    EXPECT_GT(i.time_quota, 0);
+    EXPECT_LE(i.time_quota, 1);
+    EXPECT_GT(i.limit, 0);
+    EXPECT_LE(i.limit, 1);
+  }
+}
+
 TEST_F(ControllerPolicyTest, UnknownPolicyOrParamIsA400NamingLineAndField) {
   StartDaemon();
   http::Response r = Deploy(InferenceSpec("x", 1, 2, "policy: has-gpuu\n"));
