@@ -17,18 +17,11 @@
 namespace sluice::core {
 namespace {
 
-// A ReactiveScaler factory over validated settings.
+// A ReactiveScaler factory over validated settings, sized on the profiled capacity.
 std::function<std::unique_ptr<HorizontalScaler>(const FunctionTraits&)> ReactiveFactory(
     absl::Duration keep_alive, absl::Duration queue_drain, int policy_min) {
-  return [=](const FunctionTraits& f) -> std::unique_ptr<HorizontalScaler> {
-    ReactiveScalerConfig cfg;
-    std::tie(cfg.min_instances, cfg.max_instances) = ScalerBounds(f, policy_min);
-    cfg.keep_alive = keep_alive;
-    cfg.queue_drain = queue_drain;
-    cfg.capacity_rps = f.capacity_rps;
-    absl::StatusOr<std::unique_ptr<ReactiveScaler>> s = ReactiveScaler::Create(cfg);
-    SLUICE_CHECK_MSG(s.ok(), s.status().ToString());
-    return std::move(*s);
+  return [=](const FunctionTraits& f) {
+    return MakeReactiveScaler(f, keep_alive, queue_drain, policy_min, f.capacity_rps);
   };
 }
 

@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "core/baselines/exclusive_placement.h"
 #include "core/baselines/reactive_scaler.h"
+#include "core/registry/composed_policy_set.h"
 #include "core/baselines/static_share_controller.h"
 #include "core/baselines/static_share_placement.h"
 #include "core/registry/param_reader.h"
@@ -52,15 +53,7 @@ class StaticPolicySet : public PolicySet {
 
   // Traits with min > max (or negative) are clamped so that scaler creation cannot fail.
   std::unique_ptr<HorizontalScaler> MakeScaler(const FunctionTraits& f) const override {
-    ReactiveScalerConfig cfg;
-    cfg.min_instances = std::max(0, f.min_instances);
-    cfg.max_instances = std::max(cfg.min_instances, f.max_instances);
-    cfg.keep_alive = params_.keep_alive;
-    cfg.queue_drain = params_.queue_drain;
-    cfg.capacity_rps = f.capacity_rps;
-    absl::StatusOr<std::unique_ptr<ReactiveScaler>> s = ReactiveScaler::Create(cfg);
-    SLUICE_CHECK_MSG(s.ok(), s.status().ToString());  // params were validated at creation
-    return std::move(*s);
+    return MakeReactiveScaler(f, params_.keep_alive, params_.queue_drain, 0, f.capacity_rps);
   }
 
   std::unique_ptr<VerticalController> MakeVerticalController(GpuId) const override {

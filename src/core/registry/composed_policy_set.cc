@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "core/baselines/reactive_scaler.h"
 
 namespace sluice::core {
 
@@ -34,6 +35,20 @@ absl::Status ComboError(std::span<const PolicyParam> params, const std::string& 
   }
   return common::InputError({file, LineOf(params, key)}, key,
                             absl::StrCat("policy '", policy, "': ", message));
+}
+
+std::unique_ptr<HorizontalScaler> MakeReactiveScaler(const FunctionTraits& f,
+                                                     absl::Duration keep_alive,
+                                                     absl::Duration queue_drain, int policy_min,
+                                                     double capacity_rps) {
+  ReactiveScalerConfig cfg;
+  std::tie(cfg.min_instances, cfg.max_instances) = ScalerBounds(f, policy_min);
+  cfg.keep_alive = keep_alive;
+  cfg.queue_drain = queue_drain;
+  cfg.capacity_rps = capacity_rps;
+  absl::StatusOr<std::unique_ptr<ReactiveScaler>> s = ReactiveScaler::Create(cfg);
+  SLUICE_CHECK_MSG(s.ok(), s.status().ToString());
+  return std::move(*s);
 }
 
 absl::StatusOr<NodeOrder> ReadNodeOrder(ParamReader& reader) {

@@ -62,6 +62,13 @@ class ComposedPolicySet final : public PolicySet {
 // scaler creation cannot fail on odd traits.
 std::pair<int, int> ScalerBounds(const FunctionTraits& f, int policy_min = 0);
 
+// A ReactiveScaler for `f` over validated settings (the registry's sets that scale reactively:
+// fast-gs+, tgs, fast-gshare, has-gpu's training fallback), sized on `capacity_rps` per instance.
+std::unique_ptr<HorizontalScaler> MakeReactiveScaler(const FunctionTraits& f,
+                                                     absl::Duration keep_alive,
+                                                     absl::Duration queue_drain, int policy_min,
+                                                     double capacity_rps);
+
 // The line of the first param named `key` (0 when absent).
 int LineOf(std::span<const PolicyParam> params, absl::string_view key);
 // InvalidArgument for a combination of params ParamReader cannot judge one key at a time: names

@@ -21,19 +21,6 @@ std::unique_ptr<VerticalController> StaticController(GpuId) {
   return std::make_unique<StaticShareController>();
 }
 
-std::unique_ptr<HorizontalScaler> Reactive(const FunctionTraits& f, absl::Duration keep_alive,
-                                           absl::Duration drain, int policy_min,
-                                           double capacity_rps) {
-  ReactiveScalerConfig cfg;
-  std::tie(cfg.min_instances, cfg.max_instances) = ScalerBounds(f, policy_min);
-  cfg.keep_alive = keep_alive;
-  cfg.queue_drain = drain;
-  cfg.capacity_rps = capacity_rps;
-  absl::StatusOr<std::unique_ptr<ReactiveScaler>> s = ReactiveScaler::Create(cfg);
-  SLUICE_CHECK_MSG(s.ok(), s.status().ToString());
-  return std::move(*s);
-}
-
 absl::Duration RequestLatency(const FunctionTraits& f) {
   if (f.latency != nullptr)
     return f.latency->BatchLatency(1, 1.0, 1.0);
@@ -160,7 +147,7 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeFastGsharePolicySet(
         f.kind == FunctionKind::kTraining
             ? f.capacity_rps
             : CapacityModel(HasGpuFunctionOf(f), o).Best(quota.limit, quota.time_quota).capacity;
-    return Reactive(f, keep_alive, drain, static_cast<int>(min_instances), capacity);
+    return MakeReactiveScaler(f, keep_alive, drain, static_cast<int>(min_instances), capacity);
   };
   parts.controller = StaticController;
   parts.work_conserving = false;
@@ -173,21 +160,26 @@ absl::StatusOr<HybridAutoscalerConfig> ReadHybrid(ParamReader& r) {
   HybridAutoscalerConfig c;
   SLUICE_ASSIGN_OR_RETURN(c.alpha, r.Double("alpha", c.alpha, 1e-6, 1));
   SLUICE_ASSIGN_OR_RETURN(c.beta, r.Double("beta", c.beta, 0, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.capacity.quota_step, r.Double("quota_step", 0.1, 1e-3, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.capacity.sm_step, r.Double("sm_step", 0.1, 1e-3, 1));
-  SLUICE_ASSIGN_OR_RETURN(c.capacity.slo_fraction, r.Double("slo_fraction", 0.5, 1e-3, 1));
+  CapacityOptions& o = c.capacity;
+  SLUICE_ASSIGN_OR_RETURN(o.quota_step, r.Double("quota_step", o.quota_step, 1e-3, 1));
+  SLUICE_ASSIGN_OR_RETURN(o.sm_step, r.Double("sm_step", o.sm_step, 1e-3, 1));
+  SLUICE_ASSIGN_OR_RETURN(o.slo_fraction, r.Double("slo_fraction", o.slo_fraction, 1e-3, 1));
   SLUICE_ASSIGN_OR_RETURN(c.cooldown, r.Seconds("cooldown_s", c.cooldown, 0, 1e9));
   SLUICE_ASSIGN_OR_RETURN(c.r_min, r.Double("r_min", c.r_min, 0, 1e9));
-  SLUICE_ASSIGN_OR_RETURN(const int64_t types, r.Int("max_partition_types", 2, 1, 1 << 20));
+  SLUICE_ASSIGN_OR_RETURN(const int64_t types,
+                          r.Int("max_partition_types", c.max_partition_types, 1, 1 << 20));
   c.max_partition_types = static_cast<int>(types);
-  SLUICE_ASSIGN_OR_RETURN(const int64_t pods, r.Int("max_new_pods", 64, 1, 1 << 20));
+  SLUICE_ASSIGN_OR_RETURN(const int64_t pods, r.Int("max_new_pods", c.max_new_pods, 1, 1 << 20));
   c.max_new_pods = static_cast<int>(pods);
   SLUICE_ASSIGN_OR_RETURN(c.queue_drain, r.Seconds("queue_drain_s", c.queue_drain, 1e-6, 1e9));
-  SLUICE_ASSIGN_OR_RETURN(c.kalman.a, r.Double("kalman_a", 1, 1e-6, 1e6));
-  SLUICE_ASSIGN_OR_RETURN(c.kalman.h, r.Double("kalman_h", 1, 1e-6, 1e6));
-  SLUICE_ASSIGN_OR_RETURN(c.kalman.process_noise, r.Double("kalman_q", 1, 0, 1e12));
-  SLUICE_ASSIGN_OR_RETURN(c.kalman.measurement_noise, r.Double("kalman_d", 0.25, 1e-12, 1e12));
-  SLUICE_ASSIGN_OR_RETURN(c.kalman.initial_covariance, r.Double("kalman_p0", 0.25, 0, 1e12));
+  KalmanConfig& k = c.kalman;
+  SLUICE_ASSIGN_OR_RETURN(k.a, r.Double("kalman_a", k.a, 1e-6, 1e6));
+  SLUICE_ASSIGN_OR_RETURN(k.h, r.Double("kalman_h", k.h, 1e-6, 1e6));
+  SLUICE_ASSIGN_OR_RETURN(k.process_noise, r.Double("kalman_q", k.process_noise, 0, 1e12));
+  SLUICE_ASSIGN_OR_RETURN(k.measurement_noise,
+                          r.Double("kalman_d", k.measurement_noise, 1e-12, 1e12));
+  SLUICE_ASSIGN_OR_RETURN(k.initial_covariance,
+                          r.Double("kalman_p0", k.initial_covariance, 0, 1e12));
   return c;
 }
 
@@ -217,7 +209,7 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeHasGpuPolicySet(std::span<const P
     return {c.sm, c.sm, c.q};
   };
   parts.scaler = [keep_alive](const FunctionTraits& f) {
-    return Reactive(f, keep_alive, absl::Seconds(1), 0, f.capacity_rps);
+    return MakeReactiveScaler(f, keep_alive, absl::Seconds(1), 0, f.capacity_rps);
   };
   parts.hybrid = [cfg](const FunctionTraits& f) -> std::unique_ptr<HybridScaler> {
     if (f.kind == FunctionKind::kTraining)
