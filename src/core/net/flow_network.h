@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "core/net/topology.h"
 
@@ -50,6 +52,75 @@ class FlowNetwork {
   size_t num_active() const;
   double link_load(int link) const;     // sum of current rates on the link (bytes/s)
   double link_bytes(int link) const;    // bytes moved over the link since start
+
+  // Added (not in the original contract).
+  int num_links() const { return static_cast<int>(links_.size()); }
+  double link_capacity(int link) const { return links_[link].capacity; }
+  absl::Time now() const { return now_; }
+
+ private:
+  struct FlowState {
+    FlowId id = 0;
+    uint64_t tag = 0;
+    double total = 0;       // bytes
+    double rem = 0;         // bytes left at t_upd
+    double t_upd = 0;       // seconds since start_
+    double rate = 0;        // bytes/s
+    double cap = 0;         // rate cap, bytes/s
+    uint32_t gen = 0;       // bumped on every rate change or removal (stale heap entries)
+    uint32_t mark = 0;      // component search epoch
+    bool live = false;
+    bool frozen = false;    // scratch for progressive filling
+    Path path;              // capacity kept across reuse of the slot
+    std::vector<int> pos;   // pos[i]: index of this flow in links_[path[i]].flows
+  };
+  struct LinkState {
+    double capacity = 0;
+    double load = 0;        // sum of rates (bytes/s)
+    double bytes = 0;       // bytes moved until t_upd
+    double t_upd = 0;
+    uint32_t mark = 0;
+    // Progressive-filling scratch.
+    double residual = 0;
+    int unfrozen = 0;
+    std::vector<int> flows;  // slots of the flows crossing the link (one entry per crossing)
+  };
+  struct Due {
+    double t;  // completion time, seconds since start_
+    int slot;
+    uint32_t gen;
+  };
+
+  double Sec(absl::Time t) const;
+  absl::Time TimeOf(double sec) const;
+  double RemainingAt(const FlowState& f, double t) const;
+  void SettleLink(LinkState& l, double t);
+  void Step(double t);  // moves to t without completing anything
+  int AllocSlot();
+  void Detach(int slot);
+  void CollectComponent();
+  void Recompute();
+  void FillComponent();
+  void PushDue(int slot);
+  void PopStale();
+  void CompleteDue(double t, std::vector<FlowId>& out);
+
+  std::vector<LinkState> links_;
+  std::vector<FlowState> flows_;
+  std::vector<int> free_slots_;
+  absl::flat_hash_map<FlowId, int> slot_of_;
+  std::vector<Due> due_;  // min-heap on (t, slot)
+  absl::Time start_;
+  absl::Time now_;
+  double now_s_ = 0;
+  FlowId next_id_ = 1;
+  uint32_t epoch_ = 0;
+  // Scratch reused by every recomputation (no allocation in steady state).
+  std::vector<int> seed_links_;
+  std::vector<int> comp_links_;
+  std::vector<int> comp_flows_;
+  std::vector<std::pair<double, int>> link_heap_;  // (fair level, link), min-heap, lazy
+  std::vector<std::pair<double, int>> cap_order_;  // (cap, slot) ascending
 };
 
 }  // namespace sluice::core::net

@@ -94,7 +94,21 @@ class Topology {
   int NicTxLink(int node, int nic) const;
   int NicRxLink(int node, int nic) const;
 
+  // Added for the planner and the simulator (not in the original contract).
+  int num_nodes() const { return spec_.nodes; }
+  int gpus_per_node() const { return spec_.gpus_per_node; }
+  int nics_per_node() const { return nics_per_node_; }
+  bool Contains(GpuLoc g) const;  // node and gpu index in range
+  // Per-GPU links: NVLink port (or intra-node PCIe GPU-GPU when the node has no NVLink), host
+  // link and SSD link of `g` (which must be Contains()).
+  int GpuPeerLink(GpuLoc g) const;
+  int HostGpuLink(GpuLoc g) const;
+  int SsdLink(GpuLoc g) const;
+
  private:
+  int GpuBase(GpuLoc g) const;
+
+  int nics_per_node_ = 1;
   ClusterNetSpec spec_;
   std::vector<Link> links_;
   // Per node: first link index of each kind (layout chosen by the implementation).
