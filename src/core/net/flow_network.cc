@@ -19,9 +19,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // A flow is complete when less than this many bytes remain.
 constexpr double kDoneBytes = 1.0;
 
-bool DueLater(const std::pair<double, int>& a, const std::pair<double, int>& b) {
-  return a > b;
-}
+// Min-heap order on (level, link); a functor so that the heap operations inline it.
+struct LevelLater {
+  bool operator()(const std::pair<double, int>& a, const std::pair<double, int>& b) const {
+    return a > b;
+  }
+};
+constexpr LevelLater kLevelLater;
 
 }  // namespace
 
@@ -190,22 +194,25 @@ void FlowNetwork::Recompute() {
   for (int l : comp_links_) {
     SettleLink(links_[l], now_s_);
   }
-  for (int slot : comp_flows_) {
-    FlowState& f = flows_[slot];
-    f.rem = RemainingAt(f, now_s_);
-    f.t_upd = now_s_;
-  }
   FillComponent();
   for (int l : comp_links_) {
     links_[l].load = 0;
   }
   for (int slot : comp_flows_) {
     FlowState& f = flows_[slot];
+    // A flow whose rate did not change keeps its byte account and its completion entry: in a
+    // large component most rates survive a change elsewhere, and skipping them keeps the
+    // completion heap small.
+    if (std::abs(f.next_rate - f.rate) > 1e-12 * f.rate) {
+      f.rem = RemainingAt(f, now_s_);
+      f.t_upd = now_s_;
+      f.rate = f.next_rate;
+      ++f.gen;
+      PushDue(slot);
+    }
     for (int l : f.path) {
       links_[l].load += f.rate;
     }
-    ++f.gen;
-    PushDue(slot);
   }
   PopStale();
 }
@@ -223,7 +230,7 @@ void FlowNetwork::FillComponent() {
       link_heap_.emplace_back(ls.residual / ls.unfrozen, l);
     }
   }
-  std::make_heap(link_heap_.begin(), link_heap_.end(), DueLater);
+  std::make_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
   cap_order_.clear();
   for (int slot : comp_flows_) {
     FlowState& f = flows_[slot];
@@ -237,19 +244,32 @@ void FlowNetwork::FillComponent() {
     const LinkState& ls = links_[l];
     return std::max(0.0, ls.residual) / ls.unfrozen;
   };
-  auto freeze = [&](int slot, double rate, int saturated_link) {
+  // Freezing updates residuals; the links whose level changed are re-pushed once per round
+  // (dirty_links_), not once per frozen flow.
+  ++epoch_;
+  auto freeze = [&](int slot, double rate) {
     FlowState& f = flows_[slot];
     f.frozen = true;
-    f.rate = rate;
+    f.next_rate = rate;
     for (int l : f.path) {
       LinkState& ls = links_[l];
       ls.residual -= rate;
       --ls.unfrozen;
-      if (ls.unfrozen > 0 && l != saturated_link) {
-        link_heap_.emplace_back(level_of(l), l);
-        std::push_heap(link_heap_.begin(), link_heap_.end(), DueLater);
+      if (ls.mark != epoch_) {
+        ls.mark = epoch_;
+        dirty_links_.push_back(l);
       }
     }
+  };
+  auto push_dirty = [&]() {
+    for (int l : dirty_links_) {
+      if (links_[l].unfrozen > 0) {
+        link_heap_.emplace_back(level_of(l), l);
+        std::push_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
+      }
+    }
+    dirty_links_.clear();
+    ++epoch_;
   };
   size_t unfrozen = comp_flows_.size();
   size_t ci = 0;
@@ -260,7 +280,7 @@ void FlowNetwork::FillComponent() {
       if (links_[l].unfrozen > 0 && level == level_of(l)) {
         break;
       }
-      std::pop_heap(link_heap_.begin(), link_heap_.end(), DueLater);
+      std::pop_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
       link_heap_.pop_back();
     }
     while (ci < cap_order_.size() && flows_[cap_order_[ci].second].frozen) {
@@ -274,22 +294,24 @@ void FlowNetwork::FillComponent() {
     }
     if (cap_level <= link_level) {
       floor = std::max(floor, cap_level);
-      freeze(cap_order_[ci].second, cap_level, -1);
+      freeze(cap_order_[ci].second, cap_level);
       --unfrozen;
       ++ci;
+      push_dirty();
       continue;
     }
     const int l = link_heap_.front().second;
     floor = link_level;
-    std::pop_heap(link_heap_.begin(), link_heap_.end(), DueLater);
+    std::pop_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
     link_heap_.pop_back();
     for (size_t k = 0; k < links_[l].flows.size(); ++k) {
       const int slot = links_[l].flows[k];
       if (!flows_[slot].frozen) {
-        freeze(slot, link_level, l);
+        freeze(slot, link_level);
         --unfrozen;
       }
     }
+    push_dirty();
   }
 }
 

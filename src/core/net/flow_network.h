@@ -67,8 +67,9 @@ class FlowNetwork {
     double t_upd = 0;       // seconds since start_
     double rate = 0;        // bytes/s
     double cap = 0;         // rate cap, bytes/s
+    double next_rate = 0;   // progressive-filling result before it is applied
     uint32_t gen = 0;       // bumped on every rate change or removal (stale heap entries)
-    uint32_t mark = 0;      // component search epoch
+    uint64_t mark = 0;      // component search epoch
     bool live = false;
     bool frozen = false;    // scratch for progressive filling
     Path path;              // capacity kept across reuse of the slot
@@ -79,7 +80,7 @@ class FlowNetwork {
     double load = 0;        // sum of rates (bytes/s)
     double bytes = 0;       // bytes moved until t_upd
     double t_upd = 0;
-    uint32_t mark = 0;
+    uint64_t mark = 0;
     // Progressive-filling scratch.
     double residual = 0;
     int unfrozen = 0;
@@ -114,11 +115,12 @@ class FlowNetwork {
   absl::Time now_;
   double now_s_ = 0;
   FlowId next_id_ = 1;
-  uint32_t epoch_ = 0;
+  uint64_t epoch_ = 0;  // marks for searches and filling rounds; never wraps in practice
   // Scratch reused by every recomputation (no allocation in steady state).
   std::vector<int> seed_links_;
   std::vector<int> comp_links_;
   std::vector<int> comp_flows_;
+  std::vector<int> dirty_links_;
   std::vector<std::pair<double, int>> link_heap_;  // (fair level, link), min-heap, lazy
   std::vector<std::pair<double, int>> cap_order_;  // (cap, slot) ascending
 };
