@@ -110,8 +110,15 @@ FlowId FlowNetwork::Start(absl::Time now, const Path& path, int64_t bytes, doubl
     ++f.gen;
     PushDue(slot);
   } else {
+    // Every flow gets at least min(cap, min over its links of capacity / flows): the new flow's
+    // rate is no lower, so slower flows keep theirs.
+    double floor = f.cap;
+    for (int l : path) {
+      floor = std::min(floor, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
+    }
+    f.fresh = true;
     seed_links_.assign(path.begin(), path.end());
-    Recompute();
+    Recompute(floor);
   }
   return f.id;
 }
@@ -126,8 +133,9 @@ void FlowNetwork::Cancel(absl::Time now, FlowId id) {
     return;
   }
   seed_links_.clear();
+  const double rate = flows_[it->second].rate;
   Detach(it->second);
-  Recompute();
+  Recompute(rate);
 }
 
 // Unhooks a flow from its links (swap-remove, fixing the moved flow's back-pointer), frees its
@@ -159,47 +167,63 @@ void FlowNetwork::Detach(int slot) {
   free_slots_.push_back(slot);
 }
 
-// Breadth-first search from seed_links_ over link -> flows -> links.
-void FlowNetwork::CollectComponent() {
+// Breadth-first search from seed_links_ over link -> flows -> links, crossing only flows that
+// may change (fresh, or rate >= threshold); slower flows are fixed and only reduce the residual
+// capacity of the links they share with the search (their rate is unchanged: progressive
+// filling below the level of the flow that came or went runs exactly as before).
+void FlowNetwork::CollectComponent(double threshold) {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
-  for (int l : seed_links_) {
-    if (links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
+  auto visit_link = [this](int l) {
+    LinkState& ls = links_[l];
+    if (ls.mark != epoch_) {
+      ls.mark = epoch_;
       comp_links_.push_back(l);
     }
+  };
+  for (int l : seed_links_) {
+    visit_link(l);
   }
   for (size_t i = 0; i < comp_links_.size(); ++i) {
-    for (int slot : links_[comp_links_[i]].flows) {
+    LinkState& ls = links_[comp_links_[i]];
+    ls.residual = ls.capacity;
+    ls.fixed_load = 0;
+    ls.unfrozen = 0;
+    for (int slot : ls.flows) {
       FlowState& f = flows_[slot];
+      if (!f.fresh && f.rate < threshold) {
+        ls.residual -= f.rate;
+        ls.fixed_load += f.rate;
+        continue;
+      }
+      ++ls.unfrozen;
       if (f.mark == epoch_) {
         continue;
       }
       f.mark = epoch_;
       comp_flows_.push_back(slot);
       for (int l : f.path) {
-        if (links_[l].mark != epoch_) {
-          links_[l].mark = epoch_;
-          comp_links_.push_back(l);
-        }
+        visit_link(l);
       }
     }
   }
   seed_links_.clear();
 }
 
-void FlowNetwork::Recompute() {
-  CollectComponent();
+void FlowNetwork::Recompute(double threshold) {
+  // Keep a safety margin below the exact threshold: recomputing a few more flows is harmless.
+  CollectComponent(threshold * (1 - 1e-9));
   for (int l : comp_links_) {
     SettleLink(links_[l], now_s_);
   }
   FillComponent();
   for (int l : comp_links_) {
-    links_[l].load = 0;
+    links_[l].load = links_[l].fixed_load;
   }
   for (int slot : comp_flows_) {
     FlowState& f = flows_[slot];
+    f.fresh = false;
     // A flow whose rate did not change keeps its byte account and its completion entry: in a
     // large component most rates survive a change elsewhere, and skipping them keeps the
     // completion heap small.
@@ -223,9 +247,7 @@ void FlowNetwork::Recompute() {
 void FlowNetwork::FillComponent() {
   link_heap_.clear();
   for (int l : comp_links_) {
-    LinkState& ls = links_[l];
-    ls.residual = ls.capacity;
-    ls.unfrozen = static_cast<int>(ls.flows.size());
+    const LinkState& ls = links_[l];
     if (ls.unfrozen > 0) {
       link_heap_.emplace_back(ls.residual / ls.unfrozen, l);
     }
@@ -357,6 +379,7 @@ void FlowNetwork::CompleteDue(double t, std::vector<FlowId>& out) {
   };
   const size_t first = out.size();
   seed_links_.clear();
+  double threshold = kInf;
   while (true) {
     PopStale();
     if (due_.empty()) {
@@ -370,11 +393,12 @@ void FlowNetwork::CompleteDue(double t, std::vector<FlowId>& out) {
     std::pop_heap(due_.begin(), due_.end(), later);
     due_.pop_back();
     out.push_back(f.id);
+    threshold = std::min(threshold, f.rate);
     Detach(d.slot);
   }
   // Heap order is (time, slot); completion order among simultaneous flows is by id.
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-  Recompute();
+  Recompute(threshold);
 }
 
 std::vector<FlowId> FlowNetwork::AdvanceTo(absl::Time now) {

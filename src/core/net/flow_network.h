@@ -72,6 +72,7 @@ class FlowNetwork {
     uint64_t mark = 0;      // component search epoch
     bool live = false;
     bool frozen = false;    // scratch for progressive filling
+    bool fresh = false;     // started, rate not computed yet
     Path path;              // capacity kept across reuse of the slot
     std::vector<int> pos;   // pos[i]: index of this flow in links_[path[i]].flows
   };
@@ -83,6 +84,7 @@ class FlowNetwork {
     uint64_t mark = 0;
     // Progressive-filling scratch.
     double residual = 0;
+    double fixed_load = 0;  // rates of flows the recomputation leaves as they are
     int unfrozen = 0;
     std::vector<int> flows;  // slots of the flows crossing the link (one entry per crossing)
   };
@@ -99,8 +101,10 @@ class FlowNetwork {
   void Step(double t);  // moves to t without completing anything
   int AllocSlot();
   void Detach(int slot);
-  void CollectComponent();
-  void Recompute();
+  void CollectComponent(double threshold);
+  // Recomputes rates of the flows that can change after flows with rates >= `threshold` came or
+  // went on seed_links_ (see the .cc).
+  void Recompute(double threshold);
   void FillComponent();
   void PushDue(int slot);
   void PopStale();

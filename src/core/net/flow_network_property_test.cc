@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/net/flow_network.h"
+#include "core/net/topology.h"
 #include "gtest/gtest.h"
 
 namespace sluice::core::net {
@@ -30,7 +31,30 @@ class RandomNet {
     net_ = std::make_unique<FlowNetwork>(caps_, kT0);
   }
 
+  // A real cluster (many equal capacities, so many exact ties in the filling).
+  RandomNet(uint64_t seed, const Topology& topo) : rng_(seed), topo_(&topo) {
+    caps_ = topo.Capacities();
+    net_ = std::make_unique<FlowNetwork>(caps_, kT0);
+  }
+
   Spec RandomFlow() {
+    if (topo_ != nullptr) {
+      std::uniform_int_distribution<int> node(0, topo_->num_nodes() - 1);
+      std::uniform_int_distribution<int> gpu(0, topo_->gpus_per_node() - 1);
+      const GpuLoc dst{node(rng_), gpu(rng_)};
+      Spec s;
+      const int kind = static_cast<int>(rng_() % 3);
+      s.path = kind == 0   ? topo_->GpuToGpu({node(rng_), gpu(rng_)}, dst)
+               : kind == 1 ? topo_->HostToGpu(node(rng_), dst)
+                           : topo_->SsdToGpu(dst);
+      s.cap = Coin(0.2) ? caps_[topo_->NicTxLink(0, 0)] / 2
+                        : std::numeric_limits<double>::infinity();
+      if (s.path.empty()) {
+        s.path = topo_->SsdToGpu(dst);
+      }
+      s.bytes = std::uniform_int_distribution<int64_t>(1 << 20, 1 << 30)(rng_);
+      return s;
+    }
     Spec s;
     const int len = std::uniform_int_distribution<int>(1, 4)(rng_);
     std::uniform_int_distribution<int> link(0, static_cast<int>(caps_.size()) - 1);
@@ -53,6 +77,7 @@ class RandomNet {
   double Uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng_); }
 
   std::mt19937_64 rng_;
+  const Topology* topo_ = nullptr;
   std::vector<double> caps_;
   std::unique_ptr<FlowNetwork> net_;
   std::map<FlowId, Spec> active_;
@@ -95,34 +120,48 @@ void CheckMaxMin(const RandomNet& r, uint64_t seed) {
   }
 }
 
+void Churn(RandomNet& r, uint64_t seed) {
+  absl::Time now = kT0;
+  for (int op = 0; op < 120; ++op) {
+    const double dice = r.Uniform(0, 1);
+    if (dice < 0.55 || r.active_.empty()) {
+      Spec s = r.RandomFlow();
+      r.active_[r.net_->Start(now, s.path, s.bytes, s.cap)] = s;
+    } else if (dice < 0.7) {
+      auto it = r.active_.begin();
+      std::advance(it, std::uniform_int_distribution<size_t>(0, r.active_.size() - 1)(r.rng_));
+      r.net_->Cancel(now, it->first);
+      r.active_.erase(it);
+    } else {
+      const absl::Time next = r.net_->NextCompletion();
+      now = r.Coin(0.5) && next != absl::InfiniteFuture()
+                ? next
+                : now + absl::Milliseconds(r.Uniform(0, 500));
+      for (FlowId done : r.net_->AdvanceTo(now)) {
+        ASSERT_EQ(r.active_.erase(done), 1u) << "seed " << seed;
+      }
+    }
+    ASSERT_EQ(r.net_->num_active(), r.active_.size()) << "seed " << seed;
+    CheckMaxMin(r, seed);
+    if (testing::Test::HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
 TEST(FlowNetworkPropertyTest, MaxMinCertificateUnderRandomChurn) {
-  for (uint64_t seed = 1; seed <= 200; ++seed) {
+  for (uint64_t seed = 1; seed <= 200 && !HasFatalFailure(); ++seed) {
     RandomNet r(seed);
-    absl::Time now = kT0;
-    for (int op = 0; op < 120; ++op) {
-      const double dice = r.Uniform(0, 1);
-      if (dice < 0.55 || r.active_.empty()) {
-        Spec s = r.RandomFlow();
-        r.active_[r.net_->Start(now, s.path, s.bytes, s.cap)] = s;
-      } else if (dice < 0.7) {
-        auto it = r.active_.begin();
-        std::advance(it, std::uniform_int_distribution<size_t>(0, r.active_.size() - 1)(r.rng_));
-        r.net_->Cancel(now, it->first);
-        r.active_.erase(it);
-      } else {
-        const absl::Time next = r.net_->NextCompletion();
-        now = r.Coin(0.5) && next != absl::InfiniteFuture()
-                  ? next
-                  : now + absl::Milliseconds(r.Uniform(0, 500));
-        for (FlowId done : r.net_->AdvanceTo(now)) {
-          ASSERT_EQ(r.active_.erase(done), 1u) << "seed " << seed;
-        }
-      }
-      ASSERT_EQ(r.net_->num_active(), r.active_.size()) << "seed " << seed;
-      CheckMaxMin(r, seed);
-      if (testing::Test::HasFatalFailure()) {
-        return;
-      }
+    Churn(r, seed);
+  }
+}
+
+TEST(FlowNetworkPropertyTest, MaxMinOnClusterTopologiesWithTies) {
+  for (const char* preset : {"blitzscale-a", "blitzscale-b"}) {
+    const Topology topo = *Topology::Build(*NetPreset(preset, 3));
+    for (uint64_t seed = 1; seed <= 50 && !HasFatalFailure(); ++seed) {
+      RandomNet r(seed, topo);
+      Churn(r, seed);
     }
   }
 }
