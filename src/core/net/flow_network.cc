@@ -1,10 +1,7 @@
-// Max-min fair flow network. Rates are recomputed only over the connected component (links
-// joined by shared flows) that a start, cancel or completion touches: max-min allocations
-// decompose over components, so the rest of the network keeps its rates. Progressive filling
-// runs on a lazy min-heap of per-link fair levels (a level only rises as flows freeze), so one
-// recomputation costs O((flows x path length + links) log links) over the component. Bytes and
-// link totals are settled lazily (value at t_upd plus rate x elapsed), so advancing time costs
-// nothing per flow. Scratch vectors are members, so the steady state does not allocate.
+// Max-min fair flow network: flow bookkeeping, completions and queries. The recomputation of
+// rates (component search and progressive filling) is in flow_network_fill.cc. Bytes and link
+// totals are settled lazily (value at t_upd plus rate x elapsed), so advancing time costs nothing
+// per flow; scratch vectors are members, so the steady state does not allocate.
 #include "core/net/flow_network.h"
 
 #include <algorithm>
@@ -19,13 +16,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // A flow is complete when less than this many bytes remain.
 constexpr double kDoneBytes = 1.0;
 
-// Min-heap order on (level, link); a functor so that the heap operations inline it.
-struct LevelLater {
-  bool operator()(const std::pair<double, int>& a, const std::pair<double, int>& b) const {
-    return a > b;
-  }
-};
-constexpr LevelLater kLevelLater;
 
 }  // namespace
 
@@ -96,6 +86,7 @@ FlowId FlowNetwork::Start(absl::Time now, const Path& path, int64_t bytes, doubl
   f.cap = std::isnan(rate_cap) ? kInf : std::max(0.0, rate_cap);
   f.rate = 0;
   f.live = true;
+  f.frozen = true;  // outside a filling every flow is frozen at its rate
   f.path.assign(path.begin(), path.end());
   f.pos.resize(path.size());
   for (size_t i = 0; i < path.size(); ++i) {
@@ -165,176 +156,6 @@ void FlowNetwork::Detach(int slot) {
   ++f.gen;
   slot_of_.erase(f.id);
   free_slots_.push_back(slot);
-}
-
-// Breadth-first search from seed_links_ over link -> flows -> links, crossing only flows that
-// may change (fresh, or rate >= threshold); slower flows are fixed and only reduce the residual
-// capacity of the links they share with the search (their rate is unchanged: progressive
-// filling below the level of the flow that came or went runs exactly as before).
-void FlowNetwork::CollectComponent(double threshold) {
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
-  auto visit_link = [this](int l) {
-    LinkState& ls = links_[l];
-    if (ls.mark != epoch_) {
-      ls.mark = epoch_;
-      comp_links_.push_back(l);
-    }
-  };
-  for (int l : seed_links_) {
-    visit_link(l);
-  }
-  for (size_t i = 0; i < comp_links_.size(); ++i) {
-    LinkState& ls = links_[comp_links_[i]];
-    ls.residual = ls.capacity;
-    ls.fixed_load = 0;
-    ls.unfrozen = 0;
-    for (int slot : ls.flows) {
-      FlowState& f = flows_[slot];
-      if (!f.fresh && f.rate < threshold) {
-        ls.residual -= f.rate;
-        ls.fixed_load += f.rate;
-        continue;
-      }
-      ++ls.unfrozen;
-      if (f.mark == epoch_) {
-        continue;
-      }
-      f.mark = epoch_;
-      comp_flows_.push_back(slot);
-      for (int l : f.path) {
-        visit_link(l);
-      }
-    }
-  }
-  seed_links_.clear();
-}
-
-void FlowNetwork::Recompute(double threshold) {
-  // Keep a safety margin below the exact threshold: recomputing a few more flows is harmless.
-  CollectComponent(threshold * (1 - 1e-9));
-  for (int l : comp_links_) {
-    SettleLink(links_[l], now_s_);
-  }
-  FillComponent();
-  for (int l : comp_links_) {
-    links_[l].load = links_[l].fixed_load;
-  }
-  for (int slot : comp_flows_) {
-    FlowState& f = flows_[slot];
-    f.fresh = false;
-    // A flow whose rate did not change keeps its byte account and its completion entry: in a
-    // large component most rates survive a change elsewhere, and skipping them keeps the
-    // completion heap small.
-    if (std::abs(f.next_rate - f.rate) > 1e-12 * f.rate) {
-      f.rem = RemainingAt(f, now_s_);
-      f.t_upd = now_s_;
-      f.rate = f.next_rate;
-      ++f.gen;
-      PushDue(slot);
-    }
-    for (int l : f.path) {
-      links_[l].load += f.rate;
-    }
-  }
-  PopStale();
-}
-
-// Progressive filling: all unfrozen flows share one rising level; the next event is either the
-// lowest link fair level (residual / unfrozen crossings: that link saturates and freezes its
-// flows) or the lowest rate cap (that flow freezes at its cap).
-void FlowNetwork::FillComponent() {
-  link_heap_.clear();
-  for (int l : comp_links_) {
-    const LinkState& ls = links_[l];
-    if (ls.unfrozen > 0) {
-      link_heap_.emplace_back(ls.residual / ls.unfrozen, l);
-    }
-  }
-  std::make_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
-  cap_order_.clear();
-  for (int slot : comp_flows_) {
-    FlowState& f = flows_[slot];
-    f.frozen = false;
-    if (std::isfinite(f.cap)) {
-      cap_order_.emplace_back(f.cap, slot);
-    }
-  }
-  std::sort(cap_order_.begin(), cap_order_.end());
-  auto level_of = [this](int l) {
-    const LinkState& ls = links_[l];
-    return std::max(0.0, ls.residual) / ls.unfrozen;
-  };
-  // Freezing updates residuals; the links whose level changed are re-pushed once per round
-  // (dirty_links_), not once per frozen flow.
-  ++epoch_;
-  auto freeze = [&](int slot, double rate) {
-    FlowState& f = flows_[slot];
-    f.frozen = true;
-    f.next_rate = rate;
-    for (int l : f.path) {
-      LinkState& ls = links_[l];
-      ls.residual -= rate;
-      --ls.unfrozen;
-      if (ls.mark != epoch_) {
-        ls.mark = epoch_;
-        dirty_links_.push_back(l);
-      }
-    }
-  };
-  auto push_dirty = [&]() {
-    for (int l : dirty_links_) {
-      if (links_[l].unfrozen > 0) {
-        link_heap_.emplace_back(level_of(l), l);
-        std::push_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
-      }
-    }
-    dirty_links_.clear();
-    ++epoch_;
-  };
-  size_t unfrozen = comp_flows_.size();
-  size_t ci = 0;
-  double floor = 0;  // levels only rise; guards against round-off dips
-  while (unfrozen > 0) {
-    while (!link_heap_.empty()) {
-      const auto [level, l] = link_heap_.front();
-      if (links_[l].unfrozen > 0 && level == level_of(l)) {
-        break;
-      }
-      std::pop_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
-      link_heap_.pop_back();
-    }
-    while (ci < cap_order_.size() && flows_[cap_order_[ci].second].frozen) {
-      ++ci;
-    }
-    const double link_level =
-        link_heap_.empty() ? kInf : std::max(floor, link_heap_.front().first);
-    const double cap_level = ci < cap_order_.size() ? cap_order_[ci].first : kInf;
-    if (link_heap_.empty() && ci >= cap_order_.size()) {
-      break;  // unreachable: every component flow crosses a component link
-    }
-    if (cap_level <= link_level) {
-      floor = std::max(floor, cap_level);
-      freeze(cap_order_[ci].second, cap_level);
-      --unfrozen;
-      ++ci;
-      push_dirty();
-      continue;
-    }
-    const int l = link_heap_.front().second;
-    floor = link_level;
-    std::pop_heap(link_heap_.begin(), link_heap_.end(), kLevelLater);
-    link_heap_.pop_back();
-    for (size_t k = 0; k < links_[l].flows.size(); ++k) {
-      const int slot = links_[l].flows[k];
-      if (!flows_[slot].frozen) {
-        freeze(slot, link_level);
-        --unfrozen;
-      }
-    }
-    push_dirty();
-  }
 }
 
 void FlowNetwork::PushDue(int slot) {

@@ -106,6 +106,11 @@ class FlowNetwork {
   // went on seed_links_ (see the .cc).
   void Recompute(double threshold);
   void FillComponent();
+  void FillInit();
+  double LevelOf(int link) const;
+  void Freeze(int slot, double rate);
+  void PushDirty();
+  int LowestLink();
   void PushDue(int slot);
   void PopStale();
   void CompleteDue(double t, std::vector<FlowId>& out);
