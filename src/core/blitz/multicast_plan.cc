@@ -96,6 +96,8 @@ class Planner {
   void LocalChains();
   absl::Status PickChainSources(std::vector<int>& open_units);
   void Assign(const std::vector<int>& open_units);
+  void AssignRest(const std::vector<int>& open_units, size_t cap);
+  void SortChain(int s, std::vector<int>& units) const;
   void OrderAndEmit();
   double HopCap(const Endpoint& from, const Endpoint& to) const;
 
@@ -111,6 +113,7 @@ class Planner {
   std::vector<bool> assigned_;           // per unit
   std::vector<std::pair<int, std::vector<int>>> chains_;  // (source, units)
   std::vector<bool> local_;              // per chain: NVLink-only chain of a pruned source
+  size_t first_ = 0;                     // first network chain (local chains come first)
 };
 
 absl::StatusOr<MulticastPlan> Planner::Run() {
@@ -219,51 +222,53 @@ absl::Status Planner::PickChainSources(std::vector<int>& open_units) {
 // first, to the chain whose source reaches them fastest among chains under the balance cap
 // ceil(n / k). Without link-speed ordering, units go round-robin in index order.
 void Planner::Assign(const std::vector<int>& open_units) {
-  const size_t first = static_cast<size_t>(std::count(local_.begin(), local_.end(), true));
-  const size_t k = chains_.size() - first;
-  const size_t cap = (open_units.size() + k - 1) / k;
-  auto src = [&](size_t c) { return chains_[c].first; };
+  first_ = static_cast<size_t>(std::count(local_.begin(), local_.end(), true));
+  const size_t k = chains_.size() - first_;
   if (!options_.order_by_link_speed) {
     for (size_t i = 0; i < open_units.size(); ++i) {
-      size_t c = first + i % k;
-      if (chains_[c].second.empty() && bw_[src(c)][open_units[i]] <= 0) {
-        c = first;  // SSD source with no local target: let the first chain carry it
+      size_t c = first_ + i % k;
+      if (chains_[c].second.empty() && bw_[chains_[c].first][open_units[i]] <= 0) {
+        c = first_;  // an SSD source with no local target: the first chain carries the unit
       }
       chains_[c].second.push_back(open_units[i]);
     }
     return;
   }
-  for (size_t c = first; c < chains_.size(); ++c) {
+  for (size_t c = first_; c < chains_.size(); ++c) {
+    const int s = chains_[c].first;
     int best = -1;
     for (int u : open_units) {
-      if (!assigned_[u] && (best < 0 || bw_[src(c)][u] > bw_[src(c)][best])) {
+      if (!assigned_[u] && (best < 0 || bw_[s][u] > bw_[s][best])) {
         best = u;
       }
     }
     assigned_[best] = true;
     chains_[c].second.push_back(best);
   }
+  AssignRest(open_units, (open_units.size() + k - 1) / k);
+}
+
+void Planner::AssignRest(const std::vector<int>& open_units, size_t cap) {
+  auto bw = [&](size_t c, int u) { return bw_[chains_[c].first][u]; };
   std::vector<std::pair<double, int>> rest;  // (-best bandwidth, unit)
   for (int u : open_units) {
-    if (assigned_[u]) {
-      continue;
+    if (!assigned_[u]) {
+      double best = 0;
+      for (size_t c = first_; c < chains_.size(); ++c) {
+        best = std::max(best, bw(c, u));
+      }
+      rest.emplace_back(-best, u);
     }
-    double best = 0;
-    for (size_t c = first; c < chains_.size(); ++c) {
-      best = std::max(best, bw_[src(c)][u]);
-    }
-    rest.emplace_back(-best, u);
   }
   std::stable_sort(rest.begin(), rest.end());
   for (const auto& [neg_bw, u] : rest) {
     size_t pick = chains_.size();
-    for (size_t c = first; c < chains_.size(); ++c) {
+    for (size_t c = first_; c < chains_.size(); ++c) {
       if (chains_[c].second.size() >= cap) {
         continue;
       }
-      if (pick == chains_.size() || bw_[src(c)][u] > bw_[src(pick)][u] ||
-          (bw_[src(c)][u] == bw_[src(pick)][u] &&
-           chains_[c].second.size() < chains_[pick].second.size())) {
+      if (pick == chains_.size() || bw(c, u) > bw(pick, u) ||
+          (bw(c, u) == bw(pick, u) && chains_[c].second.size() < chains_[pick].second.size())) {
         pick = c;
       }
     }
@@ -274,27 +279,28 @@ void Planner::Assign(const std::vector<int>& open_units) {
 // Line 11: within a chain, targets by descending bandwidth from the chain's source (ties keep
 // same-node targets adjacent); with pruning, targets whose NIC carries outgoing serving traffic
 // go last so they need not forward.
+void Planner::SortChain(int s, std::vector<int>& units) const {
+  if (options_.order_by_link_speed) {
+    std::stable_sort(units.begin(), units.end(), [&](int a, int b) {
+      if (bw_[s][a] != bw_[s][b]) {
+        return bw_[s][a] > bw_[s][b];
+      }
+      return std::make_pair(targets_[units_[a].leader].node, units_[a].leader) <
+             std::make_pair(targets_[units_[b].leader].node, units_[b].leader);
+    });
+  }
+  if (options_.prune_interference) {
+    std::stable_partition(units.begin(), units.end(),
+                          [&](int u) { return !targets_[units_[u].leader].outcast_busy; });
+  }
+}
+
 void Planner::OrderAndEmit() {
-  for (size_t c = 0; c < chains_.size(); ++c) {
-    auto& [s, units] = chains_[c];
+  for (auto& [s, units] : chains_) {
     if (units.empty()) {
       continue;
     }
-    if (options_.order_by_link_speed) {
-      std::stable_sort(units.begin(), units.end(), [&](int a, int b) {
-        const Endpoint& ta = targets_[units_[a].leader];
-        const Endpoint& tb = targets_[units_[b].leader];
-        if (bw_[s][a] != bw_[s][b]) {
-          return bw_[s][a] > bw_[s][b];
-        }
-        return std::make_pair(ta.node, units_[a].leader) <
-               std::make_pair(tb.node, units_[b].leader);
-      });
-    }
-    if (options_.prune_interference) {
-      std::stable_partition(units.begin(), units.end(),
-                            [&](int u) { return !targets_[units_[u].leader].outcast_busy; });
-    }
+    SortChain(s, units);
     Chain chain;
     chain.source = s;
     const Endpoint* from = &sources_[s];
