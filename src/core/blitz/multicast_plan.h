@@ -64,6 +64,10 @@ struct MulticastPlan {
 // host memory / local SSD) to to.gpus[i]; shards sharing a link split it. 0 when `from` is an SSD
 // on another node; infinity when every shard path is empty (same GPUs). Endpoints must be valid.
 double HopBandwidth(const Endpoint& from, const Endpoint& to, const net::Topology& topology);
+// Added. The network path of each shard of that hop (shard i -> to.gpus[i]), for starting one
+// FlowNetwork flow per shard; empty when `from` is an SSD on another node.
+std::vector<net::Path> ShardPaths(const Endpoint& from, const Endpoint& to,
+                                  const net::Topology& topology);
 
 // Every target appears exactly once, either in a chain or in a broadcast's `to`. InvalidArgument
 // when there are no usable sources or an endpoint names a GPU outside the topology.

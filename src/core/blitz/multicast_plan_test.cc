@@ -174,6 +174,10 @@ TEST(MulticastPlanTest, HopBandwidthSplitsSharedLinks) {
   EXPECT_EQ(HopBandwidth(ssd, tp4, topo), 0);
   ssd.node = 1;
   EXPECT_DOUBLE_EQ(HopBandwidth(ssd, tp4, topo), 4 * 10e9 / 8);
+  const std::vector<net::Path> shards = ShardPaths(Gpu(0, {4, 5}), Gpu(1, {6, 7}), topo);
+  ASSERT_EQ(shards.size(), 2u);
+  EXPECT_EQ(shards[1], topo.GpuToGpu({0, 5}, {1, 7}));
+  EXPECT_TRUE(ShardPaths(Host(1), Gpu(1, {0}), topo)[0] == topo.HostToGpu(1, {1, 0}));
 }
 
 TEST(MulticastPlanTest, BadInputNamesTheField) {
