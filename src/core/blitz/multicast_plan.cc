@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+
 #include "common/status.h"
 
 namespace sluice::core::blitz {
@@ -24,8 +25,8 @@ absl::Status CheckEndpoint(const Endpoint& e, const Topology& topo, absl::string
                            bool target) {
   if (e.node < 0 || e.node >= topo.num_nodes()) {
     return absl::InvalidArgumentError(absl::StrCat("multicast plan: ", field, ".node = ", e.node,
-                                                   " is outside the topology (",
-                                                   topo.num_nodes(), " nodes)"));
+                                                   " is outside the topology (", topo.num_nodes(),
+                                                   " nodes)"));
   }
   if (e.kind != Endpoint::Kind::kGpuInstance) {
     if (target) {
@@ -40,9 +41,9 @@ absl::Status CheckEndpoint(const Endpoint& e, const Topology& topo, absl::string
   }
   for (size_t i = 0; i < e.gpus.size(); ++i) {
     if (!topo.Contains({e.node, e.gpus[i]})) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "multicast plan: ", field, ".gpus[", i, "] = ", e.gpus[i],
-          " is outside the node (", topo.gpus_per_node(), " GPUs)"));
+      return absl::InvalidArgumentError(absl::StrCat("multicast plan: ", field, ".gpus[", i,
+                                                     "] = ", e.gpus[i], " is outside the node (",
+                                                     topo.gpus_per_node(), " GPUs)"));
     }
   }
   return absl::OkStatus();
@@ -107,13 +108,13 @@ class Planner {
   const PlanOptions& options_;
   MulticastPlan plan_;
   std::vector<Unit> units_;
-  std::vector<std::vector<double>> bw_;  // [source][unit]
-  std::vector<int> usable_;              // sources chains may start at
-  std::vector<int> pruned_;              // sources dropped for outcast
-  std::vector<bool> assigned_;           // per unit
+  std::vector<std::vector<double>> bw_;                   // [source][unit]
+  std::vector<int> usable_;                               // sources chains may start at
+  std::vector<int> pruned_;                               // sources dropped for outcast
+  std::vector<bool> assigned_;                            // per unit
   std::vector<std::pair<int, std::vector<int>>> chains_;  // (source, units)
-  std::vector<bool> local_;              // per chain: NVLink-only chain of a pruned source
-  size_t first_ = 0;                     // first network chain (local chains come first)
+  std::vector<bool> local_;  // per chain: NVLink-only chain of a pruned source
+  size_t first_ = 0;         // first network chain (local chains come first)
 };
 
 absl::StatusOr<MulticastPlan> Planner::Run() {
@@ -205,9 +206,9 @@ absl::Status Planner::PickChainSources(std::vector<int>& open_units) {
     }
   }
   if (ranked.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "multicast plan: no usable source can reach targets[", units_[open_units[0]].leader,
-        "] (SSD sources serve their own node only)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("multicast plan: no usable source can reach targets[",
+                     units_[open_units[0]].leader, "] (SSD sources serve their own node only)"));
   }
   std::stable_sort(ranked.begin(), ranked.end());
   const size_t k = options_.multi_chain ? std::min(ranked.size(), open_units.size()) : 1;
@@ -249,7 +250,9 @@ void Planner::Assign(const std::vector<int>& open_units) {
 }
 
 void Planner::AssignRest(const std::vector<int>& open_units, size_t cap) {
-  auto bw = [&](size_t c, int u) { return bw_[chains_[c].first][u]; };
+  auto bw = [&](size_t c, int u) {
+    return bw_[chains_[c].first][u];
+  };
   std::vector<std::pair<double, int>> rest;  // (-best bandwidth, unit)
   for (int u : open_units) {
     if (!assigned_[u]) {

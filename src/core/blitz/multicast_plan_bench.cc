@@ -4,6 +4,7 @@
 #include <random>
 
 #include "benchmark/benchmark.h"
+
 #include "core/blitz/multicast_plan.h"
 
 namespace sluice::core::blitz {
@@ -36,8 +37,12 @@ void Plan64From32(benchmark::State& state, const char* preset) {
   }
 }
 
-void BM_Plan64From32ClusterA(benchmark::State& state) { Plan64From32(state, "blitzscale-a"); }
-void BM_Plan64From32ClusterB(benchmark::State& state) { Plan64From32(state, "blitzscale-b"); }
+void BM_Plan64From32ClusterA(benchmark::State& state) {
+  Plan64From32(state, "blitzscale-a");
+}
+void BM_Plan64From32ClusterB(benchmark::State& state) {
+  Plan64From32(state, "blitzscale-b");
+}
 BENCHMARK(BM_Plan64From32ClusterA)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Plan64From32ClusterB)->Unit(benchmark::kMicrosecond);
 

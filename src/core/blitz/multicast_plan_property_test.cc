@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <random>
 
-#include "core/blitz/multicast_plan.h"
 #include "gtest/gtest.h"
+
+#include "core/blitz/multicast_plan.h"
 
 namespace sluice::core::blitz {
 namespace {

@@ -42,13 +42,13 @@ absl::Status ParameterPool::AddModel(const std::string& model, common::Bytes byt
         absl::StrCat("parameter pool: model '", model, "': field 'bytes' must be > 0"));
   }
   if (models_.contains(model)) {
-    return absl::AlreadyExistsError(absl::StrCat("parameter pool: model '", model,
-                                                 "' is already registered"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("parameter pool: model '", model, "' is already registered"));
   }
   if (config_.policy == HostCachePolicy::kOneCopy && PickHost(bytes, -1) < 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "parameter pool: no host has room for the one copy of '", model, "' (",
-        bytes.gib(), " GiB; host_cache_per_node ", config_.host_cache_per_node.gib(), " GiB)"));
+        "parameter pool: no host has room for the one copy of '", model, "' (", bytes.gib(),
+        " GiB; host_cache_per_node ", config_.host_cache_per_node.gib(), " GiB)"));
   }
   ModelState& m = models_[model];
   m.bytes = bytes;
@@ -64,8 +64,7 @@ absl::Status ParameterPool::AddModel(const std::string& model, common::Bytes byt
   return absl::OkStatus();
 }
 
-void ParameterPool::AddGpuCopy(const std::string& model, int64_t instance,
-                               const Endpoint& where) {
+void ParameterPool::AddGpuCopy(const std::string& model, int64_t instance, const Endpoint& where) {
   auto it = models_.find(model);
   if (it == models_.end()) {
     return;
@@ -221,8 +220,8 @@ bool ParameterPool::InvariantHolds() const {
     if (used[n] != used_[n]) {
       return false;
     }
-    const bool enforced = config_.policy == HostCachePolicy::kKeepAlive ||
-                          (one && overcommits_ == 0);
+    const bool enforced =
+        config_.policy == HostCachePolicy::kKeepAlive || (one && overcommits_ == 0);
     if (enforced && used_[n] > config_.host_cache_per_node) {
       return false;
     }

@@ -16,7 +16,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // A flow is complete when less than this many bytes remain.
 constexpr double kDoneBytes = 1.0;
 
-
 }  // namespace
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity, absl::Time start)
@@ -28,7 +27,9 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, absl::Time start)
   }
 }
 
-double FlowNetwork::Sec(absl::Time t) const { return absl::ToDoubleSeconds(t - start_); }
+double FlowNetwork::Sec(absl::Time t) const {
+  return absl::ToDoubleSeconds(t - start_);
+}
 
 absl::Time FlowNetwork::TimeOf(double sec) const {
   if (!std::isfinite(sec)) {
@@ -251,7 +252,9 @@ absl::Time FlowNetwork::NextCompletion() const {
   return std::max(now_, TimeOf(due_.front().t));
 }
 
-bool FlowNetwork::active(FlowId id) const { return slot_of_.contains(id); }
+bool FlowNetwork::active(FlowId id) const {
+  return slot_of_.contains(id);
+}
 
 uint64_t FlowNetwork::tag(FlowId id) const {
   auto it = slot_of_.find(id);
@@ -287,9 +290,13 @@ absl::Time FlowNetwork::TimeAtBytes(FlowId id, double bytes_done) const {
   return std::max(now_, TimeOf(now_s_ + (bytes_done - done) / f.rate));
 }
 
-size_t FlowNetwork::num_active() const { return slot_of_.size(); }
+size_t FlowNetwork::num_active() const {
+  return slot_of_.size();
+}
 
-double FlowNetwork::link_load(int link) const { return links_[link].load; }
+double FlowNetwork::link_load(int link) const {
+  return links_[link].load;
+}
 
 double FlowNetwork::link_bytes(int link) const {
   const LinkState& l = links_[link];

@@ -6,9 +6,10 @@
 #include <map>
 #include <random>
 
+#include "gtest/gtest.h"
+
 #include "core/net/flow_network.h"
 #include "core/net/topology.h"
-#include "gtest/gtest.h"
 
 namespace sluice::core::net {
 namespace {
@@ -47,8 +48,8 @@ class RandomNet {
       s.path = kind == 0   ? topo_->GpuToGpu({node(rng_), gpu(rng_)}, dst)
                : kind == 1 ? topo_->HostToGpu(node(rng_), dst)
                            : topo_->SsdToGpu(dst);
-      s.cap = Coin(0.2) ? caps_[topo_->NicTxLink(0, 0)] / 2
-                        : std::numeric_limits<double>::infinity();
+      s.cap =
+          Coin(0.2) ? caps_[topo_->NicTxLink(0, 0)] / 2 : std::numeric_limits<double>::infinity();
       if (s.path.empty()) {
         s.path = topo_->SsdToGpu(dst);
       }
@@ -96,8 +97,7 @@ void CheckMaxMin(const RandomNet& r, uint64_t seed) {
   }
   for (size_t l = 0; l < r.caps_.size(); ++l) {
     ASSERT_LE(load[l], r.caps_[l] * (1 + 1e-9)) << "seed " << seed << " link " << l;
-    ASSERT_NEAR(net.link_load(static_cast<int>(l)), load[l], 1e-7 * r.caps_[l])
-        << "seed " << seed;
+    ASSERT_NEAR(net.link_load(static_cast<int>(l)), load[l], 1e-7 * r.caps_[l]) << "seed " << seed;
   }
   FlowNetwork fresh(r.caps_, kT0);
   for (const auto& [id, s] : r.active_) {

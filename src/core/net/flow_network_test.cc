@@ -7,7 +7,9 @@ namespace {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1000);
 
-absl::Time At(double s) { return kT0 + absl::Seconds(s); }
+absl::Time At(double s) {
+  return kT0 + absl::Seconds(s);
+}
 
 TEST(FlowNetworkTest, SingleBottleneckSharesEqually) {
   FlowNetwork net({100.0}, kT0);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "benchmark/benchmark.h"
+
 #include "core/net/flow_network.h"
 #include "core/net/topology.h"
 
@@ -47,12 +48,16 @@ void StartComplete(benchmark::State& state, int nodes) {
   state.counters["active"] = static_cast<double>(net.num_active());
 }
 
-void BM_StartComplete1000Gpus(benchmark::State& state) { StartComplete(state, 125); }
+void BM_StartComplete1000Gpus(benchmark::State& state) {
+  StartComplete(state, 125);
+}
 BENCHMARK(BM_StartComplete1000Gpus)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 // Worst case for component-local recomputation: 4 nodes, so every flow shares links with most
 // others and each change recomputes (nearly) the whole network.
-void BM_StartCompleteDense(benchmark::State& state) { StartComplete(state, 4); }
+void BM_StartCompleteDense(benchmark::State& state) {
+  StartComplete(state, 4);
+}
 BENCHMARK(BM_StartCompleteDense)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "common/status.h"
 
 namespace sluice::core::net {
@@ -57,8 +58,7 @@ const std::vector<Preset>& Presets() {
       {"p4d.24xlarge", Spec("p4d.24xlarge", 4, 2400, 256, 100, 256, 2.31, 40, 1152, 45.039 / 8)},
       {"ml.hpcpni2.28xlarge",
        Spec("ml.hpcpni2.28xlarge", 4, 2400, 256, 100, 256, 4, 80, 1024, 48.23 / 8)},
-      {"p4de.24xlarge",
-       Spec("p4de.24xlarge", 4, 2400, 256, 100, 256, 2.31, 80, 1152, 56.328 / 8)},
+      {"p4de.24xlarge", Spec("p4de.24xlarge", 4, 2400, 256, 100, 256, 2.31, 80, 1152, 56.328 / 8)},
       {"a3-highgpu-8g", Spec("a3-highgpu-8g", 4, 3600, 512, 100, 512, 6.09, 80, 1872, 88.25 / 8)},
       {"a3-megagpu-8g", Spec("a3-megagpu-8g", 4, 3600, 512, 200, 512, 6.09, 80, 1872, 0)},
       {"p5.48xlarge", Spec("p5.48xlarge", 4, 3600, 512, 400, 512, 9.8, 80, 2048, 0)},
@@ -184,11 +184,19 @@ int Topology::GpuBase(GpuLoc g) const {
   return node_base_[g.node] + kLinksPerGpu * g.gpu;
 }
 
-int Topology::GpuPeerLink(GpuLoc g) const { return GpuBase(g); }
-int Topology::HostGpuLink(GpuLoc g) const { return GpuBase(g) + 1; }
-int Topology::SsdLink(GpuLoc g) const { return GpuBase(g) + 2; }
+int Topology::GpuPeerLink(GpuLoc g) const {
+  return GpuBase(g);
+}
+int Topology::HostGpuLink(GpuLoc g) const {
+  return GpuBase(g) + 1;
+}
+int Topology::SsdLink(GpuLoc g) const {
+  return GpuBase(g) + 2;
+}
 
-int Topology::NicOf(GpuLoc g) const { return g.gpu / spec_.gpus_per_nic; }
+int Topology::NicOf(GpuLoc g) const {
+  return g.gpu / spec_.gpus_per_nic;
+}
 
 int Topology::NicTxLink(int node, int nic) const {
   SLUICE_CHECK_MSG(node >= 0 && node < spec_.nodes && nic >= 0 && nic < nics_per_node_,
@@ -196,7 +204,9 @@ int Topology::NicTxLink(int node, int nic) const {
   return node_base_[node] + kLinksPerGpu * spec_.gpus_per_node + kLinksPerNic * nic;
 }
 
-int Topology::NicRxLink(int node, int nic) const { return NicTxLink(node, nic) + 1; }
+int Topology::NicRxLink(int node, int nic) const {
+  return NicTxLink(node, nic) + 1;
+}
 
 bool Topology::SameNvlinkDomain(GpuLoc a, GpuLoc b) const {
   return a.node == b.node && spec_.nvlink_gbps > 0;
@@ -219,7 +229,9 @@ Path Topology::HostToGpu(int node, GpuLoc dst) const {
   return {NicTxLink(node, 0), NicRxLink(dst.node, NicOf(dst)), HostGpuLink(dst)};
 }
 
-Path Topology::SsdToGpu(GpuLoc dst) const { return {SsdLink(dst), HostGpuLink(dst)}; }
+Path Topology::SsdToGpu(GpuLoc dst) const {
+  return {SsdLink(dst), HostGpuLink(dst)};
+}
 
 double Topology::PathCapacity(const Path& path) const {
   double cap = std::numeric_limits<double>::infinity();
