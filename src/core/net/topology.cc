@@ -141,6 +141,48 @@ absl::Status ValidateNetSpec(const ClusterNetSpec& spec) {
   return absl::OkStatus();
 }
 
+absl::Status SetNetSpecField(ClusterNetSpec& spec, absl::string_view field, double value) {
+  auto count = [&](int& out) {
+    if (!(std::abs(value) < 1e9) || value != std::floor(value)) {
+      return FieldError(field, "must be an integer", value);
+    }
+    out = static_cast<int>(value);
+    return absl::OkStatus();
+  };
+  if (field == "nodes")
+    return count(spec.nodes);
+  if (field == "gpus_per_node")
+    return count(spec.gpus_per_node);
+  if (field == "gpus_per_nic")
+    return count(spec.gpus_per_nic);
+  const std::pair<const char*, double*> doubles[] = {
+      {"nvlink_gbps", &spec.nvlink_gbps},
+      {"pcie_gpu_gpu_gbps", &spec.pcie_gpu_gpu_gbps},
+      {"rdma_gbps", &spec.rdma_gbps},
+      {"host_gpu_gbps", &spec.host_gpu_gbps},
+      {"ssd_gbps_per_gpu", &spec.ssd_gbps_per_gpu},
+      {"gpu_price_per_hour", &spec.gpu_price_per_hour}};
+  for (const auto& [name, dst] : doubles) {
+    if (field == name) {
+      *dst = value;
+      return absl::OkStatus();
+    }
+  }
+  if (field == "gpu_memory_gib") {
+    spec.gpu_memory = common::Bytes::GiB(value);
+    return absl::OkStatus();
+  }
+  if (field == "host_memory_per_node_gib") {
+    spec.host_memory_per_node = common::Bytes::GiB(value);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown network spec field '", field,
+      "'; known: nodes, gpus_per_node, nvlink_gbps, pcie_gpu_gpu_gbps, rdma_gbps, gpus_per_nic, "
+      "host_gpu_gbps, ssd_gbps_per_gpu, gpu_memory_gib, host_memory_per_node_gib, "
+      "gpu_price_per_hour"));
+}
+
 absl::StatusOr<Topology> Topology::Build(const ClusterNetSpec& spec) {
   SLUICE_RETURN_IF_ERROR(ValidateNetSpec(spec));
   Topology t;

@@ -43,6 +43,12 @@ absl::StatusOr<ClusterNetSpec> NetPreset(absl::string_view name, int nodes = 0);
 std::vector<std::string> NetPresetNames();
 // InvalidArgument naming the field ("nodes", "rdma_gbps", ...) when a value is out of range.
 absl::Status ValidateNetSpec(const ClusterNetSpec& spec);
+// Added. Sets one numeric field by its name (as in an experiment file's `network:` overrides):
+// nodes, gpus_per_node, nvlink_gbps, pcie_gpu_gpu_gbps, rdma_gbps, gpus_per_nic, host_gpu_gbps,
+// ssd_gbps_per_gpu, gpu_memory_gib, host_memory_per_node_gib, gpu_price_per_hour. InvalidArgument
+// naming an unknown field (and the known ones) or a non-integer count; ranges are checked by
+// ValidateNetSpec.
+absl::Status SetNetSpecField(ClusterNetSpec& spec, absl::string_view field, double value);
 
 struct GpuLoc {
   int node = 0;

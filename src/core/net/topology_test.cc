@@ -61,6 +61,23 @@ TEST(ValidateNetSpecTest, NamesTheField) {
   EXPECT_FALSE(Topology::Build(spec).ok());
 }
 
+TEST(SetNetSpecFieldTest, SetsKnownFieldsAndNamesUnknownOnes) {
+  ClusterNetSpec spec = *NetPreset("blitzscale-a");
+  ASSERT_TRUE(SetNetSpecField(spec, "rdma_gbps", 200).ok());
+  ASSERT_TRUE(SetNetSpecField(spec, "gpus_per_nic", 2).ok());
+  ASSERT_TRUE(SetNetSpecField(spec, "host_memory_per_node_gib", 512).ok());
+  EXPECT_DOUBLE_EQ(spec.rdma_gbps, 200);
+  EXPECT_EQ(spec.gpus_per_nic, 2);
+  EXPECT_EQ(spec.host_memory_per_node, common::Bytes::GiB(512));
+  absl::Status unknown = SetNetSpecField(spec, "rdma_gpbs", 1);
+  EXPECT_NE(unknown.message().find("'rdma_gpbs'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.message().find("rdma_gbps"), std::string::npos);
+  absl::Status fraction = SetNetSpecField(spec, "nodes", 2.5);
+  EXPECT_NE(fraction.message().find("nodes"), std::string::npos) << fraction;
+  ASSERT_TRUE(SetNetSpecField(spec, "ssd_gbps_per_gpu", -3).ok());  // range: ValidateNetSpec
+  EXPECT_NE(ValidateNetSpec(spec).message().find("ssd_gbps_per_gpu"), std::string::npos);
+}
+
 TEST(TopologyTest, LinkCountsAndCapacities) {
   ClusterNetSpec spec = *NetPreset("blitzscale-a");
   spec.gpus_per_nic = 2;
