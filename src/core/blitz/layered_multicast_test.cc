@@ -87,6 +87,26 @@ TEST(LayeredMulticastTest, DeadMemberIsRoutedAround) {
   EXPECT_EQ(m->layer_time(1, 3), At(5.5));
 }
 
+// Serial forwarding: a chain to 3 receivers of a 32-layer model takes (32 + 2) / 32 of one
+// transfer, not 3x (BlitzScale §5.1: the time is nearly independent of the receivers).
+TEST(LayeredMulticastTest, ChainToThreeReceiversCostsAboutOneTransfer) {
+  const net::Topology topo = *net::Topology::Build(*net::NetPreset("blitzscale-b", 4));
+  auto run = [&](int receivers) {
+    std::vector<HopSpec> hops;
+    for (int r = 0; r < receivers; ++r) {
+      hops.push_back(Hop(r - 1, {topo.GpuToGpu({r, 0}, {r + 1, 0})}));
+    }
+    FlowNetwork net(topo.Capacities(), kT0);
+    auto m = LayeredMulticast::Create(hops, std::vector<int64_t>(32, 400 << 20), 1);
+    m->Start(net, kT0);
+    Drain(net, *m);
+    return absl::ToDoubleSeconds(m->layer_time(receivers - 1, 31) - kT0);
+  };
+  const double one = run(1);
+  EXPECT_NEAR(one, 32 * 400.0 * (1 << 20) / (100e9 / 8), 1e-6);
+  EXPECT_NEAR(run(3) / one, 34.0 / 32.0, 1e-6);
+}
+
 TEST(LayeredMulticastTest, BadInputNamesTheField) {
   EXPECT_NE(LayeredMulticast::Create({}, {1}, 0).status().message().find("hops"),
             std::string::npos);

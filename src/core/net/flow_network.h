@@ -31,6 +31,8 @@ class FlowNetwork {
   // all flows are recomputed.
   FlowId Start(absl::Time now, const Path& path, int64_t bytes,
                double rate_cap = std::numeric_limits<double>::infinity(), uint64_t tag = 0);
+  // Start and Cancel complete nothing: advance to `now` with AdvanceTo first, or flows due
+  // before `now` keep their bandwidth until the next AdvanceTo.
   // Removes an active flow (no-op for finished or unknown ids); rates recomputed.
   void Cancel(absl::Time now, FlowId id);
 
