@@ -131,13 +131,18 @@ std::optional<LayeredMulticast::Delivery> LayeredMulticast::OnFlowDone(net::Flow
 }
 
 void LayeredMulticast::CancelHop(net::FlowNetwork& net, int hop, absl::Time now) {
-  for (auto it = flows_.begin(); it != flows_.end();) {
-    if (it->second.hop == hop) {
-      net.Cancel(now, it->first);
-      flows_.erase(it++);
-    } else {
-      ++it;
+  // Cancel in id order: hash-map order may differ between runs, and the order of cancellations
+  // decides the floating-point round-off of the recomputed rates (runs must be repeatable).
+  std::vector<net::FlowId> ids;
+  for (const auto& [id, shard] : flows_) {
+    if (shard.hop == hop) {
+      ids.push_back(id);
     }
+  }
+  std::sort(ids.begin(), ids.end());
+  for (net::FlowId id : ids) {
+    net.Cancel(now, id);
+    flows_.erase(id);
   }
   hops_[hop].pending_shards = 0;
 }

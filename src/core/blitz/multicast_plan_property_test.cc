@@ -65,6 +65,19 @@ Case RandomCase(std::mt19937_64& rng) {
   return c;
 }
 
+// A chain from a pruned (outcast-busy) source that stays inside its NVLink domain.
+bool IsLocal(const Case& c, const Chain& ch) {
+  const Endpoint& src = c.sources[ch.source];
+  if (!c.options.prune_interference || !src.outcast_busy ||
+      src.kind != Endpoint::Kind::kGpuInstance) {
+    return false;
+  }
+  return std::all_of(ch.targets.begin(), ch.targets.end(), [&](int t) {
+    return c.topo.SameNvlinkDomain({src.node, src.gpus[0]},
+                                   {c.targets[t].node, c.targets[t].gpus[0]});
+  });
+}
+
 void CheckPlan(const Case& c, const MulticastPlan& plan, uint64_t seed) {
   std::vector<int> seen(c.targets.size(), 0);
   std::vector<int> chains_of_source(c.sources.size(), 0);
@@ -108,6 +121,22 @@ void CheckPlan(const Case& c, const MulticastPlan& plan, uint64_t seed) {
   }
   if (!c.options.multi_chain) {
     ASSERT_LE(network_chains, 1) << "seed " << seed;
+  }
+  if (c.options.order_by_link_speed && network_chains > 0) {
+    // Balanced: no network chain longer than ceil(targets on network chains / chains).
+    size_t on_network = 0;
+    for (const Chain& ch : plan.chains) {
+      on_network += ch.targets.size();
+    }
+    for (const Chain& ch : plan.chains) {
+      on_network -= ch.targets.size() * (IsLocal(c, ch) ? 1 : 0);
+    }
+    const size_t k = static_cast<size_t>(network_chains);
+    for (const Chain& ch : plan.chains) {
+      if (!IsLocal(c, ch)) {
+        ASSERT_LE(ch.targets.size(), (on_network + k - 1) / k) << "seed " << seed;
+      }
+    }
   }
   if (c.options.nvlink_grouping && c.topo.spec().nvlink_gbps > 0) {
     // Receivers (chain members) are one per NVLink domain.
