@@ -157,6 +157,61 @@ void LayeredMulticast::Reparent(int child, int new_parent, std::vector<net::Path
   (new_parent < 0 ? roots_ : hops_[new_parent].children).push_back(child);
 }
 
+// Aggregate bytes/s of a hop: its flows' current rates while sending (and when the in-flight
+// layer completes), else its paths' bottlenecks under the shard cap (free now).
+LayeredMulticast::HopSpeed LayeredMulticast::HopRate(const net::FlowNetwork& net, int hop) const {
+  const Hop& h = hops_[hop];
+  double rate = 0;
+  absl::Time free = net.now();
+  if (h.pending_shards > 0) {
+    for (const auto& [id, shard] : flows_) {
+      if (shard.hop == hop) {
+        const double r = net.rate(id);
+        rate += r;
+        free = std::max(free, r > 0 ? net.now() + absl::Seconds(net.remaining(id) / r)
+                                    : absl::InfiniteFuture());
+      }
+    }
+    return {rate, free};
+  }
+  for (const net::Path& p : h.spec.shard_paths) {
+    double bottleneck = h.spec.shard_rate_cap;
+    for (int l : p) {
+      bottleneck = std::min(bottleneck, net.link_capacity(l));
+    }
+    rate += bottleneck;
+  }
+  return {rate, free};
+}
+
+std::vector<absl::Time> LayeredMulticast::PredictArrivals(const net::FlowNetwork& net,
+                                                          int hop) const {
+  const Hop& h = hops_[hop];
+  const absl::Time now = net.now();
+  std::vector<absl::Time> out(layer_bytes_.size(), absl::InfiniteFuture());
+  if (h.failed) {
+    return out;
+  }
+  const std::vector<absl::Time> parent = h.spec.parent < 0
+                                             ? std::vector<absl::Time>(layer_bytes_.size(), now)
+                                             : PredictArrivals(net, h.spec.parent);
+  std::copy(h.at.begin(), h.at.begin() + h.received, out.begin());
+  const auto [rate, in_flight_done] = HopRate(net, hop);
+  absl::Time free = in_flight_done;  // when the hop has finished what it is sending
+  if (h.pending_shards > 0) {
+    out[h.received] = free;
+  }
+  const int first = h.received + (h.pending_shards > 0 ? 1 : 0);
+  for (int j = first; j < num_layers(); ++j) {
+    const absl::Time start = std::max(free, parent[j]);
+    out[j] = rate > 0 && start != absl::InfiniteFuture()
+                 ? start + absl::Seconds(static_cast<double>(layer_bytes_[j]) / rate)
+                 : absl::InfiniteFuture();
+    free = out[j];
+  }
+  return out;
+}
+
 absl::Time LayeredMulticast::layer_time(int hop, int layer) const {
   return hops_[hop].at[layer];
 }

@@ -74,6 +74,12 @@ class LayeredMulticast {
   // When hop's receiver had layer j; InfiniteFuture when not (yet).
   absl::Time layer_time(int hop, int layer) const;
   bool failed(int hop) const { return hops_[hop].failed; }
+  // Predicted time at which hop's receiver has each layer, under the network's current rates (a
+  // hop not sending yet is assumed to get its paths' bottleneck, capped by shard_rate_cap) and
+  // its parent's predicted arrivals; received layers give their actual times. For live-scaling
+  // plans (zigzag's per-layer load times). Re-ask after any flow starts, ends or is cancelled.
+  // InfiniteFuture for a failed hop.
+  std::vector<absl::Time> PredictArrivals(const net::FlowNetwork& net, int hop) const;
   // Every live hop has every layer.
   bool done() const;
   uint64_t tag() const { return tag_; }
@@ -97,6 +103,11 @@ class LayeredMulticast {
   void TrySend(net::FlowNetwork& net, int hop, absl::Time now);
   void Reparent(int child, int new_parent, std::vector<net::Path> paths);
   void CancelHop(net::FlowNetwork& net, int hop, absl::Time now);
+  struct HopSpeed {
+    double rate = 0;  // bytes/s
+    absl::Time free;  // when the layer in flight completes (now when idle)
+  };
+  HopSpeed HopRate(const net::FlowNetwork& net, int hop) const;
 
   std::vector<Hop> hops_;
   std::vector<int> roots_;

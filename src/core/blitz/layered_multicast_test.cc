@@ -107,6 +107,32 @@ TEST(LayeredMulticastTest, ChainToThreeReceiversCostsAboutOneTransfer) {
   EXPECT_NEAR(run(3) / one, 34.0 / 32.0, 1e-6);
 }
 
+TEST(LayeredMulticastTest, PredictedArrivalsMatchTheRunWhenNothingElseChanges) {
+  FlowNetwork net({100.0, 100.0, 50.0}, kT0);
+  auto m = LayeredMulticast::Create({Hop(-1, {{0}}), Hop(0, {{1}}), Hop(1, {{2}})},
+                                    {100, 100, 100, 100}, 9);
+  ASSERT_TRUE(m.ok());
+  m->Start(net, kT0);
+  for (net::FlowId id : net.AdvanceTo(At(1)))
+    m->OnFlowDone(net, id, At(1));
+  net.AdvanceTo(At(1.5));
+  std::vector<std::vector<absl::Time>> predicted;
+  for (int h = 0; h < 3; ++h) {
+    predicted.push_back(m->PredictArrivals(net, h));
+  }
+  EXPECT_EQ(predicted[0][0], At(1));  // already received
+  // Hop 1 receives at 2, 3, 4, 5 s; hop 2 runs at 50 B/s (2 s per layer): 4, 6, 8, 10 s.
+  EXPECT_EQ(predicted[1][0], At(2));
+  EXPECT_EQ(predicted[2][0], At(4));
+  EXPECT_EQ(predicted[2][3], At(10));
+  Drain(net, *m);
+  for (int h = 0; h < 3; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(predicted[h][j], m->layer_time(h, j)) << "hop " << h << " layer " << j;
+    }
+  }
+}
+
 TEST(LayeredMulticastTest, BadInputNamesTheField) {
   EXPECT_NE(LayeredMulticast::Create({}, {1}, 0).status().message().find("hops"),
             std::string::npos);
