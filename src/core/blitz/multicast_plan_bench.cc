@@ -5,6 +5,7 @@
 
 #include "benchmark/benchmark.h"
 
+#include "core/blitz/layered_multicast.h"
 #include "core/blitz/multicast_plan.h"
 
 namespace sluice::core::blitz {
@@ -45,6 +46,56 @@ void BM_Plan64From32ClusterB(benchmark::State& state) {
 }
 BENCHMARK(BM_Plan64From32ClusterA)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Plan64From32ClusterB)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace sluice::core::blitz
+
+namespace sluice::core::blitz {
+namespace {
+
+// A whole scale-out executed layer by layer: 64 single-GPU Llama2-7B instances (32 layers of
+// 13.5 GB / 32) on 64 nodes of a 125-node (1,000-GPU) cluster A, from 8 serving instances and 4
+// host copies; plan, hop tree, and every layer flow to the last arrival on the FlowNetwork.
+void BM_LayeredScaleOut64(benchmark::State& state) {
+  const net::Topology topo = *net::Topology::Build(*net::NetPreset("blitzscale-a", 125));
+  std::vector<Endpoint> sources, targets;
+  for (int i = 0; i < 12; ++i) {
+    Endpoint e;
+    e.node = 100 + i;
+    if (i < 8) {
+      e.gpus = {0};
+    } else {
+      e.kind = Endpoint::Kind::kHost;
+    }
+    sources.push_back(e);
+  }
+  for (int i = 0; i < 64; ++i) {
+    Endpoint e;
+    e.node = i;
+    e.gpus = {1};
+    targets.push_back(e);
+  }
+  const std::vector<int64_t> layers(32, static_cast<int64_t>(13.5e9 / 32));
+  int64_t flows = 0;
+  for (auto _ : state) {
+    auto plan = PlanMulticast(sources, targets, topo);
+    PlanHops hops = HopsOfPlan(*plan, sources, targets, topo);
+    net::FlowNetwork network(topo.Capacities(), absl::UnixEpoch());
+    auto m = LayeredMulticast::Create(hops.hops, layers, 1);
+    m->Start(network, absl::UnixEpoch());
+    while (network.num_active() > 0) {
+      const absl::Time t = network.NextCompletion();
+      for (net::FlowId id : network.AdvanceTo(t)) {
+        m->OnFlowDone(network, id, t);
+        ++flows;
+      }
+    }
+    benchmark::DoNotOptimize(m->done());
+  }
+  state.counters["flows_per_scale_out"] =
+      static_cast<double>(flows) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_LayeredScaleOut64)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::core::blitz
