@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -93,6 +94,7 @@ class Planner {
   absl::StatusOr<MulticastPlan> Run();
 
  private:
+  absl::Status CheckTargetsDisjoint() const;
   void SelectSources();
   void LocalChains();
   absl::Status PickChainSources(std::vector<int>& open_units);
@@ -126,6 +128,7 @@ absl::StatusOr<MulticastPlan> Planner::Run() {
     SLUICE_RETURN_IF_ERROR(CheckEndpoint(targets_[i], topo_, absl::StrCat("targets[", i, "]"),
                                          /*target=*/true));
   }
+  SLUICE_RETURN_IF_ERROR(CheckTargetsDisjoint());
   if (sources_.empty()) {
     return absl::InvalidArgumentError("multicast plan: no usable sources (the model has no copy)");
   }
@@ -151,6 +154,29 @@ absl::StatusOr<MulticastPlan> Planner::Run() {
   }
   OrderAndEmit();
   return std::move(plan_);
+}
+
+// A GPU receives one copy: no two targets, and no target and GPU source, share a GPU.
+absl::Status Planner::CheckTargetsDisjoint() const {
+  absl::flat_hash_map<std::pair<int, int>, std::string> owner;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (sources_[i].kind == Endpoint::Kind::kGpuInstance) {
+      for (int g : sources_[i].gpus) {
+        owner.emplace(std::make_pair(sources_[i].node, g), absl::StrCat("sources[", i, "]"));
+      }
+    }
+  }
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    for (size_t k = 0; k < targets_[i].gpus.size(); ++k) {
+      auto [it, fresh] = owner.emplace(std::make_pair(targets_[i].node, targets_[i].gpus[k]),
+                                       absl::StrCat("targets[", i, "]"));
+      if (!fresh && it->second != absl::StrCat("targets[", i, "]")) {
+        return absl::InvalidArgumentError(absl::StrCat("multicast plan: targets[", i, "].gpus[", k,
+                                                       "] is also a GPU of ", it->second));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Algorithm 1 line 2: drop sources whose NIC already carries outgoing serving traffic, unless

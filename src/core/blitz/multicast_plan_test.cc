@@ -195,6 +195,12 @@ TEST(MulticastPlanTest, BadInputNamesTheField) {
   ssd.kind = Endpoint::Kind::kSsd;
   auto unreachable = PlanMulticast({ssd}, {Gpu(1, {0})}, topo);
   EXPECT_NE(unreachable.status().message().find("no usable source"), std::string::npos);
+  auto overlap = PlanMulticast({Gpu(0, {0})}, {Gpu(1, {0, 1}), Gpu(1, {1})}, topo);
+  EXPECT_NE(overlap.status().message().find("targets[1].gpus[0] is also a GPU of targets[0]"),
+            std::string::npos)
+      << overlap.status();
+  auto on_source = PlanMulticast({Gpu(0, {2})}, {Gpu(0, {2})}, topo);
+  EXPECT_NE(on_source.status().message().find("sources[0]"), std::string::npos);
   auto empty = PlanMulticast({Host(0)}, {}, topo);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->chains.empty());

@@ -39,7 +39,7 @@ struct PoolConfig {
 };
 
 // Added. InvalidArgument naming the field ("nodes", "keep_alive", "host_cache_per_node").
-absl::Status ValidatePoolConfig(const PoolConfig& config);
+[[nodiscard]] absl::Status ValidatePoolConfig(const PoolConfig& config);
 
 class ParameterPool {
  public:

@@ -48,7 +48,8 @@ absl::Status ValidateNetSpec(const ClusterNetSpec& spec);
 // ssd_gbps_per_gpu, gpu_memory_gib, host_memory_per_node_gib, gpu_price_per_hour. InvalidArgument
 // naming an unknown field (and the known ones) or a non-integer count; ranges are checked by
 // ValidateNetSpec.
-absl::Status SetNetSpecField(ClusterNetSpec& spec, absl::string_view field, double value);
+[[nodiscard]] absl::Status SetNetSpecField(ClusterNetSpec& spec, absl::string_view field,
+                                           double value);
 
 struct GpuLoc {
   int node = 0;
