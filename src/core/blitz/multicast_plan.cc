@@ -19,7 +19,6 @@ namespace {
 
 using net::Topology;
 
-
 absl::Status CheckEndpoint(const Endpoint& e, const Topology& topo, absl::string_view field,
                            bool target) {
   if (e.node < 0 || e.node >= topo.num_nodes()) {
