@@ -32,7 +32,8 @@ double FlowNetwork::Sec(absl::Time t) const {
 }
 
 absl::Time FlowNetwork::TimeOf(double sec) const {
-  if (!std::isfinite(sec)) {
+  // Beyond ~290 years of model time (a nearly stalled flow) the nanosecond count would overflow.
+  if (!std::isfinite(sec) || sec > 9e9) {
     return absl::InfiniteFuture();
   }
   // Rounded up to the nanosecond so that advancing to the returned time completes the flow.

@@ -117,6 +117,15 @@ TEST(FlowNetworkTest, TimeAtBytesMarksLayerBoundaries) {
   EXPECT_EQ(net.TimeAtBytes(stuck, 5), absl::InfiniteFuture());
 }
 
+TEST(FlowNetworkTest, NearlyStalledFlowHasNoFiniteCompletion) {
+  FlowNetwork net({100.0}, kT0);
+  FlowId slow = net.Start(kT0, {0}, int64_t{1} << 40, 1e-3);
+  EXPECT_EQ(net.NextCompletion(), absl::InfiniteFuture());
+  EXPECT_EQ(net.TimeAtBytes(slow, 1e12), absl::InfiniteFuture());
+  EXPECT_TRUE(net.AdvanceTo(At(1e6)).empty());
+  EXPECT_TRUE(net.active(slow));
+}
+
 TEST(FlowNetworkTest, IndependentComponentsKeepTheirRates) {
   FlowNetwork net({100.0, 10.0, 50.0}, kT0);
   FlowId a = net.Start(kT0, {0}, 1000);
