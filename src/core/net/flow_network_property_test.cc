@@ -71,6 +71,12 @@ class RandomNet {
     s.cap = Coin(0.3) ? std::exp(std::uniform_real_distribution<double>(0, 6)(rng_))
                       : std::numeric_limits<double>::infinity();
     s.bytes = std::uniform_int_distribution<int64_t>(1, 100000)(rng_);
+    if (Coin(0.05)) {
+      s.bytes = 0;  // completes at once
+    } else if (Coin(0.05)) {
+      s.path.clear();  // a local copy at its cap
+      s.cap = Uniform(1, 1000);
+    }
     return s;
   }
 
