@@ -37,9 +37,14 @@ PlanHops HopsOfPlan(const MulticastPlan& plan, const std::vector<Endpoint>& sour
       parent = hop_of_target[chain.targets[i]];
     }
   }
+  // An NVLink broadcast is a pipelined chain through the domain (NCCL's ring broadcast): each
+  // member forwards to the next, so every GPU port carries one incoming and one outgoing flow
+  // rather than the leader's port carrying all of them.
   for (const NvlinkBroadcast& b : plan.broadcasts) {
+    int from = b.from;
     for (int t : b.to) {
-      add(hop_of_target[b.from], targets[b.from], t, 1.0);
+      add(hop_of_target[from], targets[from], t, 1.0);
+      from = t;
     }
   }
   return out;

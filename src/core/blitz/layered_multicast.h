@@ -31,7 +31,8 @@ struct HopSpec {
 };
 
 // The hops of a plan in tree order (parents before children): chain c's k-th target's hop has
-// the (k-1)-th as parent, broadcasts hang off their leader's hop. `hop_target[h]` names the
+// the (k-1)-th as parent; a broadcast is a pipelined chain from its leader through its members
+// in order (a ring broadcast over NVLink). `hop_target[h]` names the
 // target index of hop h. Hop caps are hop_cap_fraction x the hop path's bottleneck capacity.
 struct PlanHops {
   std::vector<HopSpec> hops;

@@ -133,6 +133,34 @@ TEST(LayeredMulticastTest, PredictedArrivalsMatchTheRunWhenNothingElseChanges) {
   }
 }
 
+// §6.3's "B-Cast": a serving GPU starts its 7 node-mates over NVLink. Each middle GPU's port
+// carries one flow in and one out (100 GB/s each of 200 GB/s), so 13.5 GB takes ~0.135 s per hop,
+// pipelined over 32 layers: (32 + 6) / 32 x 0.135 s ~ 0.16 s (the paper measures ~0.1 s).
+TEST(LayeredMulticastTest, NvlinkBroadcastToSevenNodeMates) {
+  const net::Topology topo = *net::Topology::Build(*net::NetPreset("blitzscale-a", 1));
+  Endpoint source;
+  source.gpus = {0};
+  std::vector<Endpoint> targets;
+  for (int g = 1; g < 8; ++g) {
+    Endpoint t;
+    t.gpus = {g};
+    targets.push_back(t);
+  }
+  auto plan = PlanMulticast({source}, targets, topo);
+  ASSERT_TRUE(plan.ok());
+  PlanHops hops = HopsOfPlan(*plan, {source}, targets, topo);
+  FlowNetwork net(topo.Capacities(), kT0);
+  auto m = LayeredMulticast::Create(hops.hops, std::vector<int64_t>(32, 13.5e9 / 32), 1);
+  m->Start(net, kT0);
+  Drain(net, *m);
+  absl::Time last = kT0;
+  for (int h = 0; h < m->num_hops(); ++h) {
+    last = std::max(last, m->layer_time(h, 31));
+  }
+  const double per_hop = 13.5e9 / (1600e9 / 8 / 2);
+  EXPECT_NEAR(absl::ToDoubleSeconds(last - kT0), per_hop * 38 / 32, 0.01);
+}
+
 TEST(LayeredMulticastTest, BadInputNamesTheField) {
   EXPECT_NE(LayeredMulticast::Create({}, {1}, 0).status().message().find("hops"),
             std::string::npos);
@@ -169,7 +197,7 @@ TEST(LayeredMulticastTest, HopsOfPlanFollowChainsAndBroadcasts) {
   ASSERT_EQ(hops.hops.size(), 6u);
   EXPECT_EQ(hops.hops[0].parent, -1);
   EXPECT_EQ(hops.hops[1].parent, 0);  // second chain member forwards from the first
-  for (size_t h = 2; h < 6; ++h) {    // NVLink broadcasts hang off their leader
+  for (size_t h = 2; h < 6; ++h) {    // NVLink broadcasts: a chain through the node's members
     const int leader_hop = hops.hops[h].parent;
     EXPECT_EQ(targets[hops.hop_target[leader_hop]].node, targets[hops.hop_target[h]].node);
     EXPECT_EQ(topo.link(hops.hops[h].shard_paths[0][0]).kind, net::LinkKind::kNvlink);
