@@ -31,6 +31,13 @@ std::vector<net::Path> ShardPaths(const Endpoint& from, const Endpoint& to,
 }
 
 double HopBandwidth(const Endpoint& from, const Endpoint& to, const Topology& topology) {
+  if (to.gpus.size() == 1 && from.kind != Endpoint::Kind::kSsd) {
+    // Fast path (the planner's common case): one shard, whose path never repeats a link.
+    const GpuLoc dst{to.node, to.gpus[0]};
+    return topology.PathCapacity(from.kind == Endpoint::Kind::kHost
+                                     ? topology.HostToGpu(from.node, dst)
+                                     : topology.GpuToGpu({from.node, from.gpus[0]}, dst));
+  }
   const std::vector<net::Path> paths = ShardPaths(from, to, topology);
   if (paths.empty()) {
     return 0;
