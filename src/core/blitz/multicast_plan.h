@@ -71,6 +71,9 @@ std::vector<net::Path> ShardPaths(const Endpoint& from, const Endpoint& to,
 
 // Every target appears exactly once, either in a chain or in a broadcast's `to`. InvalidArgument
 // when there are no usable sources or an endpoint names a GPU outside the topology.
+// (Added:) also InvalidArgument, naming the fields, when a target is not a GPU instance, shares a
+// GPU with another target or a GPU source, or no source reaches it (SSD sources serve their own
+// node only). The algorithm and its choices: docs/network-model.md.
 absl::StatusOr<MulticastPlan> PlanMulticast(const std::vector<Endpoint>& sources,
                                             const std::vector<Endpoint>& targets,
                                             const net::Topology& topology,
