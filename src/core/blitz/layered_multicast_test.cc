@@ -161,6 +161,48 @@ TEST(LayeredMulticastTest, NvlinkBroadcastToSevenNodeMates) {
   EXPECT_NEAR(absl::ToDoubleSeconds(last - kT0), per_hop * 38 / 32, 0.01);
 }
 
+// Fig. 8/9: scaling from a prefill instance whose NIC sends KV-cache shares its tx link with that
+// traffic; the pruned plan loads from the decode instance (whose NIC only receives) instead.
+// Without pruning the two sources tie and the plan takes the first listed, the prefill.
+TEST(LayeredMulticastTest, PrunedPlanAvoidsKvInterference) {
+  const net::Topology topo = *net::Topology::Build(*net::NetPreset("blitzscale-b", 3));
+  Endpoint prefill, decode, target;
+  prefill.node = 0;
+  prefill.gpus = {0};
+  prefill.outcast_busy = true;
+  decode.node = 1;
+  decode.gpus = {0};
+  decode.incast_busy = true;
+  target.node = 2;
+  target.gpus = {0};
+  auto load_time = [&](bool prune, double* kv_rate_during_load) {
+    PlanOptions options;
+    options.prune_interference = prune;
+    auto plan = PlanMulticast({prefill, decode}, {target}, topo, options);
+    PlanHops hops = HopsOfPlan(*plan, {prefill, decode}, {target}, topo);
+    FlowNetwork net(topo.Capacities(), kT0);
+    const net::FlowId kv = net.Start(kT0, topo.GpuToGpu({0, 0}, {1, 0}), int64_t{1} << 50);
+    auto m = LayeredMulticast::Create(hops.hops, std::vector<int64_t>(32, 13.5e9 / 32), 1);
+    m->Start(net, kT0);
+    *kv_rate_during_load = net.rate(kv);
+    while (!m->done()) {
+      const absl::Time t = net.NextCompletion();
+      for (net::FlowId id : net.AdvanceTo(t)) {
+        m->OnFlowDone(net, id, t);
+      }
+    }
+    return absl::ToDoubleSeconds(m->layer_time(0, 31) - kT0);
+  };
+  double kv_pruned = 0, kv_naive = 0;
+  const double pruned = load_time(true, &kv_pruned);
+  const double naive = load_time(false, &kv_naive);
+  const double nic = 100e9 / 8;
+  EXPECT_NEAR(pruned, 13.5e9 / nic, 1e-3);  // the decode's idle tx: full NIC
+  EXPECT_NEAR(naive / pruned, 2.0, 1e-3);   // the prefill's tx shared with KV
+  EXPECT_DOUBLE_EQ(kv_pruned, nic);         // serving traffic untouched
+  EXPECT_DOUBLE_EQ(kv_naive, nic / 2);      // serving traffic halved
+}
+
 TEST(LayeredMulticastTest, BadInputNamesTheField) {
   EXPECT_NE(LayeredMulticast::Create({}, {1}, 0).status().message().find("hops"),
             std::string::npos);
