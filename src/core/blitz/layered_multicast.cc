@@ -109,6 +109,7 @@ void LayeredMulticast::TrySend(net::FlowNetwork& net, int hop, absl::Time now) {
     const net::FlowId id =
         net.Start(now, h.spec.shard_paths[s], bytes, h.spec.shard_rate_cap, tag_);
     flows_[id] = Shard{hop, s};
+    h.in_flight.push_back(id);
   }
   h.pending_shards = shards;
 }
@@ -123,6 +124,7 @@ std::optional<LayeredMulticast::Delivery> LayeredMulticast::OnFlowDone(net::Flow
   const int hop = it->second.hop;
   flows_.erase(it);
   Hop& h = hops_[hop];
+  h.in_flight.erase(std::find(h.in_flight.begin(), h.in_flight.end(), id));
   if (--h.pending_shards > 0) {
     return std::nullopt;
   }
@@ -136,20 +138,15 @@ std::optional<LayeredMulticast::Delivery> LayeredMulticast::OnFlowDone(net::Flow
 }
 
 void LayeredMulticast::CancelHop(net::FlowNetwork& net, int hop, absl::Time now) {
-  // Cancel in id order: hash-map order may differ between runs, and the order of cancellations
-  // decides the floating-point round-off of the recomputed rates (runs must be repeatable).
-  std::vector<net::FlowId> ids;
-  for (const auto& [id, shard] : flows_) {
-    if (shard.hop == hop) {
-      ids.push_back(id);
-    }
-  }
-  std::sort(ids.begin(), ids.end());
-  for (net::FlowId id : ids) {
+  // In id order, never hash-map order: the order of cancellations decides the floating-point
+  // round-off of the recomputed rates, and runs must be repeatable.
+  Hop& h = hops_[hop];
+  for (net::FlowId id : h.in_flight) {
     net.Cancel(now, id);
     flows_.erase(id);
   }
-  hops_[hop].pending_shards = 0;
+  h.in_flight.clear();
+  h.pending_shards = 0;
 }
 
 void LayeredMulticast::Reparent(int child, int new_parent, std::vector<net::Path> paths) {
@@ -169,13 +166,11 @@ LayeredMulticast::HopSpeed LayeredMulticast::HopRate(const net::FlowNetwork& net
   double rate = 0;
   absl::Time free = net.now();
   if (h.pending_shards > 0) {
-    for (const auto& [id, shard] : flows_) {
-      if (shard.hop == hop) {
-        const double r = net.rate(id);
-        rate += r;
-        free = std::max(free, r > 0 ? net.now() + absl::Seconds(net.remaining(id) / r)
-                                    : absl::InfiniteFuture());
-      }
+    for (net::FlowId id : h.in_flight) {
+      const double r = net.rate(id);
+      rate += r;
+      free = std::max(
+          free, r > 0 ? net.now() + absl::Seconds(net.remaining(id) / r) : absl::InfiniteFuture());
     }
     return {rate, free};
   }

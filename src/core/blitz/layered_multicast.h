@@ -89,8 +89,9 @@ class LayeredMulticast {
   struct Hop {
     HopSpec spec;
     std::vector<int> children;
-    int received = 0;        // layers fully received
-    int pending_shards = 0;  // > 0 while sending layer `received`
+    int received = 0;                    // layers fully received
+    int pending_shards = 0;              // > 0 while sending layer `received`
+    std::vector<net::FlowId> in_flight;  // its shard flows, ascending ids (deterministic order)
     bool failed = false;
     std::vector<absl::Time> at;  // per layer
   };
