@@ -37,6 +37,8 @@ absl::Status ValidateZigzagInput(const ZigzagInput& in) {
     return FieldError("max_target_layers", "must be -1 or in [0, num_layers]");
   if (!(std::isfinite(in.time_limit_ms) && in.time_limit_ms > 0))
     return FieldError("time_limit_ms", "must be a finite number > 0");
+  if (in.node_limit < 0)
+    return FieldError("node_limit", "must be >= 0");
   return absl::OkStatus();
 }
 

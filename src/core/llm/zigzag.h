@@ -31,6 +31,10 @@ struct ZigzagInput {
   int layers_loaded = 0;
   int max_target_layers = -1;  // cap on x_i; -1 = num_layers / 2 (the paper's "not exceeding half")
   double time_limit_ms = 40;   // solver time limit; on expiry the best integer solution is used
+  // Added by zigzag: > 0 makes PlanZigzag deterministic: no wall-clock limit (time_limit_ms is
+  // ignored); branch and bound stops after this many nodes instead. For simulations that must be
+  // bit-for-bit repeatable (tm_lim is wall-clock time, so results can vary with machine load).
+  int node_limit = 0;
 };
 
 struct ZigzagPlan {

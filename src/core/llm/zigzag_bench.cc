@@ -2,7 +2,9 @@
 // queued during the load, and Llama2-70B (80 layers) with 12. The load takes 6 layer computations
 // per layer (the paper's Figure 12 setting) and the first layer is loaded. The time limit is
 // raised so the bench measures the solve, not the limit; the `optimal` counter says whether
-// GLPK proved optimality.
+// GLPK proved optimality. Args: layers, batches, time limit (ms), node limit (0 = none).
+#include <algorithm>
+
 #include <benchmark/benchmark.h>
 
 #include "core/llm/zigzag.h"
@@ -17,7 +19,8 @@ void BM_PlanZigzag(benchmark::State& state) {
     in.weight.push_back(1.0 + 0.25 * (i % 4));  // uneven prefill batches
   in.layer_load_time = 6;
   in.layers_loaded = 1;
-  in.time_limit_ms = static_cast<double>(state.range(2));
+  in.time_limit_ms = std::max<double>(1, static_cast<double>(state.range(2)));
+  in.node_limit = static_cast<int>(state.range(3));
   double optimal = 0, gain = 0, gap = 0, ilp = 0;
   for (auto _ : state) {
     auto plan = PlanZigzag(in);
@@ -33,12 +36,14 @@ void BM_PlanZigzag(benchmark::State& state) {
   state.counters["ilp_plan"] = ilp;
 }
 BENCHMARK(BM_PlanZigzag)
-    ->Args({32, 8, 10000})
-    ->Args({32, 12, 10000})
-    ->Args({32, 16, 10000})
-    ->Args({80, 12, 10000})
-    ->Args({32, 16, 40})
-    ->Args({80, 12, 40})
+    ->Args({32, 8, 10000, 0})
+    ->Args({32, 12, 10000, 0})
+    ->Args({32, 16, 10000, 0})
+    ->Args({80, 12, 10000, 0})
+    ->Args({32, 16, 40, 0})
+    ->Args({80, 12, 40, 0})
+    ->Args({32, 16, 0, 50})  // deterministic: 50 branch-and-bound nodes, no clock
+    ->Args({80, 12, 0, 50})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

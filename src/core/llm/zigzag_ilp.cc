@@ -199,10 +199,17 @@ void AddRows(glp_prob* p, const Model& m, const ZigzagInput& in) {
 struct Incumbent {
   std::vector<double> values;  // 1-based column values of the heuristic plan
   bool offered = false;
+  int node_limit = 0;  // > 0: stop branch and bound after this many nodes
 };
 
 void OfferIncumbent(glp_tree* tree, void* info) {
   auto* inc = static_cast<Incumbent*>(info);
+  if (inc->node_limit > 0 && glp_ios_reason(tree) == GLP_ISELECT) {
+    int active = 0, current = 0, total = 0;
+    glp_ios_tree_size(tree, &active, &current, &total);
+    if (total > inc->node_limit)
+      glp_ios_terminate(tree);
+  }
   if (glp_ios_reason(tree) != GLP_IHEUR || inc->offered)
     return;
   inc->offered = true;
@@ -229,13 +236,16 @@ absl::StatusOr<ZigzagPlan> PlanZigzag(const ZigzagInput& input) {
   glp_init_smcp(&lp);
   lp.msg_lev = GLP_MSG_OFF;
   lp.presolve = GLP_ON;  // ~25 % off the root LP, about half of the whole solve
-  lp.tm_lim = std::max(1, static_cast<int>(std::lround(input.time_limit_ms)));
+  const int time_limit_ms =
+      input.node_limit > 0 ? std::numeric_limits<int>::max()
+                           : std::max(1, static_cast<int>(std::lround(input.time_limit_ms)));
+  lp.tm_lim = time_limit_ms;
   const std::vector<int> heuristic = internal::LocalSearch(input, best_effort);
-  Incumbent inc{m.Values(heuristic)};
+  Incumbent inc{m.Values(heuristic), false, input.node_limit};
   glp_iocp parm;
   glp_init_iocp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = std::max(1, static_cast<int>(std::lround(input.time_limit_ms)));
+  parm.tm_lim = time_limit_ms;
   parm.cb_func = OfferIncumbent;
   parm.cb_info = &inc;
   const bool lp_ok = glp_simplex(p, &lp) == 0 && glp_get_status(p) == GLP_OPT;
@@ -246,7 +256,8 @@ absl::StatusOr<ZigzagPlan> PlanZigzag(const ZigzagInput& input) {
   const int rc = lp_ok ? glp_intopt(p, &parm) : -1;
   const int status = lp_ok ? glp_mip_status(p) : GLP_UNDEF;
   std::vector<int> x(m.n(), 0);
-  const bool have = (rc == 0 || rc == GLP_ETMLIM) && (status == GLP_OPT || status == GLP_FEAS);
+  const bool stopped = rc == GLP_ETMLIM || rc == GLP_ESTOP;  // time or node limit
+  const bool have = (rc == 0 || stopped) && (status == GLP_OPT || status == GLP_FEAS);
   if (have) {
     for (int i = 0; i < m.n(); ++i) {
       for (int k = 1; k <= m.cap(); ++k)

@@ -110,6 +110,24 @@ TEST(ZigzagTest, WeightsScaleLayerTimes) {
   EXPECT_THAT(s.finish, ElementsAre(8, 9.5));
 }
 
+TEST(ZigzagTest, NodeLimitIsDeterministic) {
+  ZigzagInput in;
+  in.num_layers = 32;
+  for (int i = 0; i < 12; ++i)
+    in.weight.push_back(1.0 + 0.25 * (i % 4));
+  in.layer_load_time = 6;
+  in.layers_loaded = 1;
+  in.node_limit = 3;
+  in.time_limit_ms = 1e-3;  // ignored with a node limit
+  const auto a = PlanZigzag(in);
+  const auto b = PlanZigzag(in);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->target_layers, b->target_layers);
+  EXPECT_EQ(a->method, b->method);
+  EXPECT_LT(a->mean_latency, PlanBestEffort(in)->mean_latency);
+  EXPECT_LT(a->gap, 1);  // the root LP ran to the end
+}
+
 TEST(ZigzagTest, BadInputNamesTheField) {
   struct Case {
     void (*mutate)(ZigzagInput&);
@@ -123,6 +141,7 @@ TEST(ZigzagTest, BadInputNamesTheField) {
       {[](ZigzagInput& in) { in.layers_loaded = 8; }, "layers_loaded"},
       {[](ZigzagInput& in) { in.max_target_layers = 9; }, "max_target_layers"},
       {[](ZigzagInput& in) { in.time_limit_ms = 0; }, "time_limit_ms"},
+      {[](ZigzagInput& in) { in.node_limit = -1; }, "node_limit"},
   };
   for (const Case& c : cases) {
     ZigzagInput in = Figure12();
