@@ -216,31 +216,31 @@ void OfferIncumbent(glp_tree* tree, void* info) {
   (void)glp_ios_heur_sol(tree, inc->values.data());
 }
 
-}  // namespace
 
-absl::StatusOr<ZigzagPlan> PlanZigzag(const ZigzagInput& input) {
-  SLUICE_RETURN_IF_ERROR(ValidateZigzagInput(input));
-  const std::vector<int> best_effort = internal::BestEffortLayers(input);
-  ZigzagPlan fallback = internal::Judge(input, best_effort, "best-effort", false);
-  const Model m(input);
-  if (m.cap() == 0)  // nothing may run on the target: the one plan is all-source
-    return internal::Judge(input, best_effort, "ilp", true);
+struct Solution {
+  bool have = false;     // an integer solution (optimal or at a limit)
+  bool optimal = false;  // GLPK proved it optimal for the model
+  std::vector<int> x;
+  // The root LP bounds the model, and the model bounds SimulateZigzag from below (its rows are
+  // valid lower bounds on any schedule), so it bounds the best achievable total finish time.
+  double lower_bound = -std::numeric_limits<double>::infinity();
+};
 
+// Root LP, then branch and bound from the heuristic incumbent, under the input's limits.
+Solution Solve(const Model& m, const ZigzagInput& input, const std::vector<int>& heuristic) {
   glp_term_out(GLP_OFF);
   glp_prob* p = glp_create_prob();
   glp_set_obj_dir(p, GLP_MIN);
   AddColumns(p, m, input);
   AddRows(p, m, input);
-
+  const int time_limit_ms =
+      input.node_limit > 0 ? std::numeric_limits<int>::max()
+                           : std::max(1, static_cast<int>(std::lround(input.time_limit_ms)));
   glp_smcp lp;
   glp_init_smcp(&lp);
   lp.msg_lev = GLP_MSG_OFF;
   lp.presolve = GLP_ON;  // ~25 % off the root LP, about half of the whole solve
-  const int time_limit_ms =
-      input.node_limit > 0 ? std::numeric_limits<int>::max()
-                           : std::max(1, static_cast<int>(std::lround(input.time_limit_ms)));
   lp.tm_lim = time_limit_ms;
-  const std::vector<int> heuristic = internal::LocalSearch(input, best_effort);
   Incumbent inc{m.Values(heuristic), false, input.node_limit};
   glp_iocp parm;
   glp_init_iocp(&parm);
@@ -248,41 +248,54 @@ absl::StatusOr<ZigzagPlan> PlanZigzag(const ZigzagInput& input) {
   parm.tm_lim = time_limit_ms;
   parm.cb_func = OfferIncumbent;
   parm.cb_info = &inc;
-  const bool lp_ok = glp_simplex(p, &lp) == 0 && glp_get_status(p) == GLP_OPT;
-  // The root LP bounds the model, and the model bounds SimulateZigzag from below (its rows are
-  // valid lower bounds on any schedule), so it bounds the best achievable total finish time.
-  const double lower_bound =
-      lp_ok ? glp_get_obj_val(p) : -std::numeric_limits<double>::infinity();
-  const int rc = lp_ok ? glp_intopt(p, &parm) : -1;
-  const int status = lp_ok ? glp_mip_status(p) : GLP_UNDEF;
-  std::vector<int> x(m.n(), 0);
-  const bool stopped = rc == GLP_ETMLIM || rc == GLP_ESTOP;  // time or node limit
-  const bool have = (rc == 0 || stopped) && (status == GLP_OPT || status == GLP_FEAS);
-  if (have) {
-    for (int i = 0; i < m.n(); ++i) {
-      for (int k = 1; k <= m.cap(); ++k)
-        x[i] += glp_mip_col_val(p, m.z(i, k)) > 0.5 ? 1 : 0;
-    }
+  Solution sol;
+  if (glp_simplex(p, &lp) == 0 && glp_get_status(p) == GLP_OPT) {
+    sol.lower_bound = glp_get_obj_val(p);
+    const int rc = glp_intopt(p, &parm);
+    const int status = glp_mip_status(p);
+    const bool stopped = rc == GLP_ETMLIM || rc == GLP_ESTOP;  // time or node limit
+    sol.have = (rc == 0 || stopped) && (status == GLP_OPT || status == GLP_FEAS);
+    sol.optimal = rc == 0 && status == GLP_OPT;
+  }
+  sol.x.assign(m.n(), 0);
+  for (int i = 0; sol.have && i < m.n(); ++i) {
+    for (int k = 1; k <= m.cap(); ++k)
+      sol.x[i] += glp_mip_col_val(p, m.z(i, k)) > 0.5 ? 1 : 0;
   }
   glp_delete_prob(p);
+  return sol;
+}
+
+double Gap(const ZigzagPlan& plan, double lower_bound) {
+  if (!std::isfinite(lower_bound))
+    return 1.0;
+  const double total = plan.mean_latency * static_cast<double>(plan.finish_time.size());
+  return total > 0 ? std::clamp((total - lower_bound) / total, 0.0, 1.0) : 0.0;
+}
+
+}  // namespace
+
+absl::StatusOr<ZigzagPlan> PlanZigzag(const ZigzagInput& input) {
+  SLUICE_RETURN_IF_ERROR(ValidateZigzagInput(input));
+  const std::vector<int> best_effort = internal::BestEffortLayers(input);
+  const Model m(input);
+  if (m.cap() == 0)  // nothing may run on the target: the one plan is all-source
+    return internal::Judge(input, best_effort, "ilp", true);
+  const std::vector<int> heuristic = internal::LocalSearch(input, best_effort);
+  Solution sol = Solve(m, input, heuristic);
+  // Without an ILP solution, or when the ILP's plan loses under the real schedule (its target
+  // model ignores a running layer delaying an earlier batch's freshly loaded one), the better of
+  // the local-search incumbent and best effort is returned.
+  ZigzagPlan fallback = internal::Judge(input, best_effort, "best-effort", false);
   ZigzagPlan local = internal::Judge(input, heuristic, "local-search", false);
   if (local.mean_latency < fallback.mean_latency - 1e-9)
     fallback = std::move(local);
-  const auto gap_of = [&](const ZigzagPlan& plan) {
-    const double total = plan.mean_latency * m.n();
-    if (!std::isfinite(lower_bound))
-      return 1.0;
-    return total > 0 ? std::clamp((total - lower_bound) / total, 0.0, 1.0) : 0.0;
-  };
-  fallback.gap = gap_of(fallback);
-  if (!have)
-    return fallback;  // no integer solution in time: the better of local search and best effort
-  const bool optimal = rc == 0 && status == GLP_OPT;
-  ZigzagPlan plan = internal::Judge(input, std::move(x), optimal ? "ilp" : "ilp-timeout", optimal);
-  plan.gap = optimal ? 0 : gap_of(plan);
-  // The ILP's target model ignores a layer blocking an earlier batch's freshly loaded one; when
-  // that makes its plan lose under the real schedule, the better of the heuristic incumbent and
-  // best effort is returned instead.
+  fallback.gap = Gap(fallback, sol.lower_bound);
+  if (!sol.have)
+    return fallback;
+  ZigzagPlan plan = internal::Judge(input, std::move(sol.x),
+                                    sol.optimal ? "ilp" : "ilp-timeout", sol.optimal);
+  plan.gap = sol.optimal ? 0 : Gap(plan, sol.lower_bound);
   return plan.mean_latency <= fallback.mean_latency + 1e-9 ? plan : fallback;
 }
 
