@@ -46,5 +46,29 @@ BENCHMARK(BM_PlanZigzag)
     ->Args({80, 12, 0, 50})
     ->Unit(benchmark::kMillisecond);
 
+// The simulator's shape (src/sim/llm re-plans on every layer arrival): equal batches, the target
+// part-way through its load. Args: layers, batches, layers loaded, load time x 10, node limit.
+void BM_PlanZigzagEqualBatches(benchmark::State& state) {
+  ZigzagInput in;
+  in.num_layers = static_cast<int>(state.range(0));
+  in.weight.assign(static_cast<size_t>(state.range(1)), 1.0);
+  in.layers_loaded = static_cast<int>(state.range(2));
+  in.layer_load_time = static_cast<double>(state.range(3)) / 10;
+  in.node_limit = static_cast<int>(state.range(4));
+  double optimal = 0;
+  for (auto _ : state) {
+    auto plan = PlanZigzag(in);
+    benchmark::DoNotOptimize(plan);
+    optimal = plan->optimal ? 1 : 0;
+  }
+  state.counters["optimal"] = optimal;
+}
+BENCHMARK(BM_PlanZigzagEqualBatches)
+    ->Args({32, 16, 1, 60, 50})
+    ->Args({32, 16, 8, 60, 50})
+    ->Args({32, 16, 1, 20, 50})
+    ->Args({32, 4, 1, 60, 50})
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace sluice::core::llm
