@@ -3,14 +3,14 @@
 // first incumbent, and best effort as the fallback.
 //   z[i][k] in {0,1}  batch i runs layer k on the target: x_i = sum_k z[i][k], z[i][k+1] <= z[i][k]
 //   S_i >= 0          batch i's start on the source; F_i = S_i + w_i (L - x_i)
-//   y[i][k] in [0,1]  some batch j <= i runs layer k on the target (k > layers_loaded)
 //   auxiliary, to keep rows sparse: D[i][k] = sum_{k' >= k} z[i][k'],
 //                                   C[i][k] = sum_{j <= i} w_j D[j][k]
 //   min sum_i F_i
 //   FIFO  S_i >= F_{i-1}
-//   C2+C3 S_i >= a_k y[i][k] + sum_{j <= i} w_j sum_{k' >= k} z[j][k']   for every k
-// (the target cannot finish batches 1..i before layer k arrives plus the work of theirs that
-// needs layer k or later; exact for a target that never blocks, see the doc).
+//   C2+C3 S_i >= a_k z[i][k] + sum_{j <= i} w_j sum_{k' >= k} z[j][k']   for k = 1, k > l0
+// (if batch i runs layer k, the target cannot finish batches 1..i before layer k arrives plus
+// the work of theirs that needs layer k or later; exact for a target that never blocks, see the
+// doc. When a batch j < i is the last to use layer k, row (j, k) and FIFO give the same bound.)
 #include <glpk.h>
 
 #include <algorithm>
@@ -25,12 +25,12 @@
 namespace sluice::core::llm {
 namespace {
 
-// Column numbering (GLPK columns are 1-based). Blocks: z, S, D, C, y.
+// Column numbering (GLPK columns are 1-based). Blocks: z, S, D, C.
 class Model {
  public:
   explicit Model(const ZigzagInput& in)
       : in_(in), n_(static_cast<int>(in.weight.size())), cap_(TargetLayerCap(in)),
-        first_y_(std::min(in.layers_loaded, cap_) + 1), ny_(cap_ - first_y_ + 1) {
+        first_later_(std::min(in.layers_loaded, cap_) + 1) {
     for (int k : BoundLayersImpl())
       bound_layers_.push_back(k);
     nb_ = static_cast<int>(bound_layers_.size());
@@ -44,11 +44,9 @@ class Model {
   int d(int i, int k) const { return 1 + n_ * cap_ + n_ + i * cap_ + (k - 1); }
   // C[i][b] = sum_{j <= i} w_j D[j][bound_layers[b]].
   int c(int i, int b) const { return 1 + 2 * n_ * cap_ + n_ + i * nb_ + b; }
-  bool has_y(int k) const { return k >= first_y_; }
-  int y(int i, int k) const {
-    return 1 + 2 * n_ * cap_ + n_ + n_ * nb_ + i * ny_ + (k - first_y_);
-  }
-  int cols() const { return 2 * n_ * cap_ + n_ + n_ * nb_ + n_ * ny_; }
+  // Layer k is not on the target at time 0 (a_k > 0 unless the load time is 0).
+  bool later(int k) const { return k >= first_later_; }
+  int cols() const { return 2 * n_ * cap_ + n_ + n_ * nb_; }
   // The layers k whose release-date rows are not dominated: k = 1 and every layer not loaded.
   const std::vector<int>& BoundLayers() const { return bound_layers_; }
   // Column values for assignment `x`, each continuous variable at its least feasible value.
@@ -57,15 +55,15 @@ class Model {
  private:
   std::vector<int> BoundLayersImpl() const {
     std::vector<int> ks;
-    if (!has_y(1))
+    if (!later(1))
       ks.push_back(1);
-    for (int k = first_y_; k <= cap_; ++k)
+    for (int k = first_later_; k <= cap_; ++k)
       ks.push_back(k);
     return ks;
   }
 
   const ZigzagInput& in_;
-  int n_, cap_, first_y_, ny_, nb_ = 0;
+  int n_, cap_, first_later_, nb_ = 0;
   std::vector<int> bound_layers_;
 };
 
@@ -81,11 +79,7 @@ std::vector<double> Model::Values(const std::vector<int>& x) const {
     for (int b = 0; b < nb_; ++b) {
       const int k = bound_layers_[b];
       v[c(i, b)] = (i > 0 ? v[c(i - 1, b)] : 0) + in_.weight[i] * v[d(i, k)];
-      double ready = 0;
-      if (has_y(k)) {
-        v[y(i, k)] = (i > 0 && v[y(i - 1, k)] > 0.5) || k <= x[i] ? 1 : 0;
-        ready = LayerReadyTime(in_, k) * v[y(i, k)];
-      }
+      const double ready = later(k) && k <= x[i] ? LayerReadyTime(in_, k) : 0;
       start = std::max(start, ready + v[c(i, b)]);
     }
     v[s(i)] = start;
@@ -125,8 +119,6 @@ void AddColumns(glp_prob* p, const Model& m, const ZigzagInput& in) {
     for (int k = 1; k <= m.cap(); ++k) {
       glp_set_col_kind(p, m.z(i, k), GLP_BV);
       glp_set_col_bnds(p, m.d(i, k), GLP_DB, 0, m.cap() - k + 1);
-      if (m.has_y(k))
-        glp_set_col_bnds(p, m.y(i, k), GLP_DB, 0, 1);
     }
     for (size_t b = 0; b < m.BoundLayers().size(); ++b)
       glp_set_col_bnds(p, m.c(i, static_cast<int>(b)), GLP_LO, 0, 0);
@@ -160,7 +152,7 @@ void AddAssignmentRows(Rows& r, glp_prob* p, const Model& m, const ZigzagInput& 
   }
 }
 
-// C2+C3: S_i >= a_k y[i][k] + C[i][k], with C and y accumulated over the batches.
+// C2+C3: S_i >= a_k z[i][k] + C[i][k], with C accumulated over the batches.
 void AddBoundRows(Rows& r, glp_prob* p, const Model& m, const ZigzagInput& in, int i) {
   const std::vector<int>& ks = m.BoundLayers();
   for (int b = 0; b < static_cast<int>(ks.size()); ++b) {
@@ -173,17 +165,8 @@ void AddBoundRows(Rows& r, glp_prob* p, const Model& m, const ZigzagInput& in, i
     r.Begin(p, GLP_LO, 0, 0);
     r.Add(m.s(i), 1);
     r.Add(m.c(i, b), -1);
-    if (!m.has_y(k))
-      continue;
-    r.Add(m.y(i, k), -LayerReadyTime(in, k));
-    r.Begin(p, GLP_LO, 0, 0);  // y[i][k] >= z[i][k]
-    r.Add(m.y(i, k), 1);
-    r.Add(m.z(i, k), -1);
-    if (i > 0) {  // y[i][k] >= y[i-1][k]
-      r.Begin(p, GLP_LO, 0, 0);
-      r.Add(m.y(i, k), 1);
-      r.Add(m.y(i - 1, k), -1);
-    }
+    if (m.later(k))
+      r.Add(m.z(i, k), -LayerReadyTime(in, k));
   }
 }
 
