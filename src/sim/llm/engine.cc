@@ -96,9 +96,7 @@ absl::Status LlmEngine::InitFunction(int fn) {
                                               start_, config_.duration));
   }
   if (deps_.make_scaler) f.scaler = deps_.make_scaler(fn, policy_.set.scaler);
-  if (!pool_->Sources(spec.name).empty() || pool_->GpuCopies(spec.name) > 0) {
-    return absl::OkStatus();  // another function already registered this model
-  }
+  if (!registered_models_.insert(spec.name).second) return absl::OkStatus();  // shared model
   return pool_->AddModel(spec.name, spec.param_bytes, start_);
 }
 
@@ -164,6 +162,8 @@ void LlmEngine::AdvanceNet() {
   const std::vector<core::net::FlowId> done = net_->AdvanceTo(now());
   for (const core::net::FlowId id : done) OnFlowDone(id);
   in_net_ = false;
+  // Completions start flows (the next layer of a hop, new KV transfers): re-arm the timer.
+  ScheduleNet();
 }
 
 void LlmEngine::OnFlowDone(core::net::FlowId id) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "common/sim_env.h"
 #include "core/blitz/layered_multicast.h"
@@ -81,6 +82,7 @@ class LlmEngine {
     int load = -1, hop = -1;  // its parameter load (loads_ index) and hop there
     int pair = -1;            // live scale-out partner (source <-> target)
     bool live_target = false;
+    int incoming = 0;              // decode: KV transfers in flight to it
     int live_loaded = -1;          // source: target layers when live_x was planned
     std::vector<int> live_x;       // source: planned target layers per coming batch
     size_t live_next = 0;
@@ -185,6 +187,7 @@ class LlmEngine {
   std::vector<LlmTimelinePoint> timeline_;
   std::vector<double> prev_nic_bytes_;
   std::mt19937_64 burst_rng_;
+  absl::flat_hash_set<std::string> registered_models_;
 };
 
 }  // namespace sluice::sim::llm

@@ -61,7 +61,10 @@ void LlmEngine::Autoscale(int fn, absl::Time t) {
   int64_t queued = 0;
   for (const int i : f.serving[pd ? 1 : 0]) queued += insts_[i]->batcher->queued_prefill_tokens();
   for (const int seq : f.queued) queued += seqs_[seq].prompt;
-  load.prefill_tokens_per_s = f.stats.interval_prompt_arrivals / dt + queued / dt;
+  // Queued prompts count as demand to serve within one autoscaler window (not one sample: at
+  // 100 ms samples that would read a 1 s backlog as 10x the rate).
+  const double window_s = std::max(dt, absl::ToDoubleSeconds(policy_.set.scaler.window));
+  load.prefill_tokens_per_s = f.stats.interval_prompt_arrivals / dt + queued / window_s;
   load.decode_tokens_per_s = f.stats.interval_decode_tokens / dt;
   const std::vector<int>& kv_pool = f.serving[pd ? 2 : 0];
   for (const int i : kv_pool) {

@@ -77,16 +77,21 @@ int LlmEngine::PickPrefill(int fn) const {
   return best;
 }
 
-// Decode instance with the most free KV that fits `kv` tokens (KV-aware); -1 when none does.
+// Decode instance that fits `kv` tokens with the fewest KV transfers landing on it (spreads the
+// incast over decode NICs), then the most free KV (KV-aware); -1 when none fits.
 int LlmEngine::PickDecode(int fn, int64_t kv) const {
   const Function& f = fns_[fn];
   int best = -1;
+  int best_incoming = 0;
   int64_t best_free = -1;
   for (const int i : f.serving[RoleIndex(BatchRole::kDecode)]) {
-    const Batcher& b = *insts_[i]->batcher;
-    const int64_t free = b.kv_capacity() - b.kv_used();
-    if (free >= kv && free > best_free) {
+    const Instance& in = *insts_[i];
+    const int64_t free = in.batcher->kv_capacity() - in.batcher->kv_used();
+    if (free < kv) continue;
+    if (best < 0 || in.incoming < best_incoming ||
+        (in.incoming == best_incoming && free > best_free)) {
       best = i;
+      best_incoming = in.incoming;
       best_free = free;
     }
   }
@@ -163,6 +168,7 @@ void LlmEngine::RetryPdPending(int fn) {
     f.pd_pending.pop_front();
     SLUICE_CHECK(insts_[d]->batcher->ReserveKv(kv));
     s.decode_instance = d;
+    ++insts_[d]->incoming;
     StartKvTransfer(seq);
   }
 }
@@ -195,6 +201,7 @@ void LlmEngine::OnKvLanded(int seq) {
   src.batcher->ReleaseKv(seq);  // the decode side reserved its own copy (ReserveKv)
   s.kv = kv;
   const int d = s.decode_instance;
+  --insts_[d]->incoming;
   s.instance = d;
   insts_[d]->batcher->AddDecodeReady(seq);
   Kick(d);
