@@ -45,6 +45,7 @@ struct Scenario {
   int layers = 4;
   bool scripted_arrivals = true;
   std::function<absl::StatusOr<core::llm::ZigzagPlan>(const core::llm::ZigzagInput&)> plan_live;
+  mutable std::vector<core::llm::LlmLoad> observed;  // what the scaler saw
 };
 
 Scenario Basic(bool disaggregated, int nodes = 1, int gpus = 2) {
@@ -72,13 +73,18 @@ absl::StatusOr<LlmRunResult> RunScenario(const Scenario& s) {
   if (s.scripted_arrivals) {
     deps.make_source = [&s](int) { return std::make_unique<ScriptedSource>(s.arrivals); };
   }
-  deps.make_scaler = [&s](int, const core::llm::LlmScalerConfig&) {
-    return std::make_unique<ScriptedScaler>(s.script);
+  std::vector<ScriptedScaler*> scalers;
+  deps.make_scaler = [&s, &scalers](int, const core::llm::LlmScalerConfig&) {
+    auto scaler = std::make_unique<ScriptedScaler>(s.script);
+    scalers.push_back(scaler.get());
+    return scaler;
   };
   deps.plan_live = s.plan_live;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<LlmEngine> e, LlmEngine::Create(s.config, s.policy,
                                                                           std::move(deps)));
-  return e->Run();
+  absl::StatusOr<LlmRunResult> r = e->Run();
+  for (const ScriptedScaler* sc : scalers) s.observed = sc->loads;
+  return r;
 }
 
 TEST(LlmEngineTest, OneRequestColocated) {
@@ -183,6 +189,29 @@ TEST(LlmEngineTest, LiveScaleOutServesBeforeLoadingEnds) {
   const double stop_the_world = BurstTtftP99(false);
   const double live = BurstTtftP99(true);
   EXPECT_LT(live, stop_the_world);
+}
+
+// The autoscaler reads kv_usage x decode_instances as KV demand in instances' worth, and
+// decode_instances counts loading ones: a loading instance must dilute the mean, not be skipped.
+TEST(LlmEngineTest, KvUsageIsAveragedOverServingAndLoadingInstances) {
+  Scenario s = Basic(true, 2, 2);
+  s.arrivals = {{kT0 + absl::Milliseconds(10), 500, 400}};
+  s.script = {{kT0 + absl::Seconds(1), LlmScaleDecision{0, 1, 0}}};
+  absl::StatusOr<LlmRunResult> r = RunScenario(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  bool saw_one = false, saw_two = false;
+  for (const core::llm::LlmLoad& l : s.observed) {
+    if (l.now > kT0 + absl::Seconds(2)) break;  // the request decodes for ~2 s
+    if (l.now < kT0 + absl::Milliseconds(200)) continue;
+    if (l.decode_instances == 1) {
+      saw_one = true;
+      EXPECT_GE(l.kv_usage, 0.5);
+    } else if (l.decode_instances == 2) {
+      saw_two = true;
+      EXPECT_LE(l.kv_usage, 0.5);  // the one decode instance's KV over two instances
+    }
+  }
+  EXPECT_TRUE(saw_one && saw_two);
 }
 
 Scenario Poisson(uint64_t seed) {

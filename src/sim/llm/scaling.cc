@@ -66,15 +66,18 @@ void LlmEngine::Autoscale(int fn, absl::Time t) {
   const double window_s = std::max(dt, absl::ToDoubleSeconds(policy_.set.scaler.window));
   load.prefill_tokens_per_s = f.stats.interval_prompt_arrivals / dt + queued / window_s;
   load.decode_tokens_per_s = f.stats.interval_decode_tokens / dt;
-  const std::vector<int>& kv_pool = f.serving[pd ? 2 : 0];
-  for (const int i : kv_pool) {
+  // KV fraction averaged over every instance the autoscaler counts (loading ones hold none), so
+  // kv_usage x decode_instances is the KV demand in instances' worth.
+  const int kv_role = pd ? 2 : 0;
+  double kv_instances = 0;
+  for (const int i : f.serving[kv_role]) {
     const Batcher& b = *insts_[i]->batcher;
-    load.kv_usage += static_cast<double>(b.kv_used()) / static_cast<double>(b.kv_capacity());
+    kv_instances += static_cast<double>(b.kv_used()) / static_cast<double>(b.kv_capacity());
   }
-  if (!kv_pool.empty()) load.kv_usage /= static_cast<double>(kv_pool.size());
   const int p_count = static_cast<int>(f.serving[pd ? 1 : 0].size()) + f.loading[pd ? 1 : 0];
   load.prefill_instances = p_count;
   load.decode_instances = pd ? static_cast<int>(f.serving[2].size()) + f.loading[2] : p_count;
+  if (load.decode_instances > 0) load.kv_usage = kv_instances / load.decode_instances;
   f.scaler->Observe(load);
   const core::llm::LlmScaleDecision d = f.scaler->Decide(t);
   if (!pd) {
