@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -188,6 +189,9 @@ class LlmEngine {
   std::vector<double> prev_nic_bytes_;
   std::mt19937_64 burst_rng_;
   absl::flat_hash_set<std::string> registered_models_;
+  // Live plans by (layers, batches, layers loaded, load time in quarter layers).
+  using LivePlanKey = std::tuple<int, int, int, int>;
+  absl::flat_hash_map<LivePlanKey, std::vector<int>> live_plans_;
 };
 
 }  // namespace sluice::sim::llm

@@ -13,6 +13,11 @@
 namespace sluice::sim::llm {
 namespace {
 
+#ifdef SLUICE_HAVE_ZIGZAG
+// Branch-and-bound nodes per zigzag solve (core/llm's deterministic limit instead of wall time).
+constexpr int kZigzagNodeLimit = 50;  // core/llm benchmarks the simulator shape at 50
+#endif
+
 class CoreScaler : public ScaleDecider {
  public:
   explicit CoreScaler(const core::llm::LlmScalerConfig& c) : scaler_(c) {}
@@ -82,7 +87,12 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
     return std::make_unique<CoreScaler>(filled);
   };
 #ifdef SLUICE_HAVE_ZIGZAG
-  if (set.live == core::llm::LiveMode::kZigzag) deps.plan_live = core::llm::PlanZigzag;
+  if (set.live == core::llm::LiveMode::kZigzag) {
+    deps.plan_live = [](core::llm::ZigzagInput in) {
+      in.node_limit = kZigzagNodeLimit;  // a deterministic stop: runs must repeat bit for bit
+      return core::llm::PlanZigzag(in);
+    };
+  }
   if (set.live == core::llm::LiveMode::kBestEffort) deps.plan_live = core::llm::PlanBestEffort;
 #else
   // core/llm's planner is not on this branch yet: both modes use best effort (zigzag.h's rule).

@@ -2,6 +2,7 @@
 // core::blitz::LayeredMulticast) and live scale-out (a loading prefill instance paired with the
 // most loaded one; the pair splits each batch's layers by the zigzag or best-effort plan).
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "common/status.h"
@@ -161,10 +162,22 @@ absl::Duration LlmEngine::LiveIterationTime(int inst, absl::Duration full) {
     const double layer_exec_s = absl::ToDoubleSeconds(full) / layers;
     const double left_s =
         loaded < layers ? absl::ToDoubleSeconds(at.back() - now()) / (layers - loaded) : 0;
-    in.layer_load_time = std::max(1e-3, left_s / std::max(1e-9, layer_exec_s));
+    // Quarter-layer resolution of the load time: plans repeat across pairs and re-plans, and an
+    // ILP solve costs tens of ms, so equal inputs share one solve.
+    const int q = static_cast<int>(std::lround(
+        4 * std::min(1e6, std::max(1e-3, left_s / std::max(1e-9, layer_exec_s)))));
+    in.layer_load_time = std::max(1, q) / 4.0;
     in.layers_loaded = loaded;
-    absl::StatusOr<core::llm::ZigzagPlan> plan = deps_.plan_live(in);
-    src.live_x = plan.ok() ? plan->target_layers : std::vector<int>{std::min(loaded, layers / 2)};
+    const LivePlanKey key{layers, static_cast<int>(in.weight.size()), loaded, q};
+    auto it = live_plans_.find(key);
+    if (it == live_plans_.end()) {
+      absl::StatusOr<core::llm::ZigzagPlan> plan = deps_.plan_live(in);
+      it = live_plans_
+               .emplace(key, plan.ok() ? plan->target_layers
+                                       : std::vector<int>{std::min(loaded, layers / 2)})
+               .first;
+    }
+    src.live_x = it->second;
     src.live_loaded = loaded;
     src.live_next = 0;
   }
