@@ -33,8 +33,9 @@ absl::Status LlmEngine::Init() {
   start_ = env_.Now();
   burst_rng_.seed(DeriveSeed(config_.seed, 0xB0B5));
   for (const BurstConfig& b : config_.bursts) {
-    const bool known = std::any_of(config_.functions.begin(), config_.functions.end(),
-                                   [&b](const LlmFunctionConfig& f) { return f.name == b.function; });
+    const bool known =
+        std::any_of(config_.functions.begin(), config_.functions.end(),
+                    [&b](const LlmFunctionConfig& f) { return f.name == b.function; });
     if (!known || b.factor < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           config_.source_file, ": bursts: ", known ? "factor must be >= 1" : "unknown function ",

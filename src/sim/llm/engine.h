@@ -134,6 +134,11 @@ class LlmEngine {
   void Autoscale(int fn, absl::Time now);
   void ScaleRole(int fn, BatchRole role, int delta);
   std::optional<int> Place(int fn, BatchRole role);
+  struct LoadTree {
+    std::vector<core::blitz::HopSpec> hops;
+    std::vector<int> hop_instance;  // instance receiving at each hop
+  };
+  LoadTree MulticastTree(int fn, const std::vector<int>& insts) const;
   void StartLoadOf(int fn, const std::vector<int>& insts);
   void OnLayer(int load, int hop);
   void MarkServing(int inst);

@@ -71,8 +71,9 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
     absl::StatusOr<std::unique_ptr<core::LlmPerfModel>> m =
         core::BuiltinLlmModel(f.model, config.gpu, f.tp);
     if (!m.ok()) {
-      return absl::Status(m.status().code(), absl::StrCat(config.source_file, ": function ",
-                                                          f.name, ": model: ", m.status().message()));
+      return absl::Status(m.status().code(),
+                          absl::StrCat(config.source_file, ": function ", f.name,
+                                       ": model: ", m.status().message()));
     }
     deps.models.push_back(m->get());
     models.push_back(std::move(*m));

@@ -24,33 +24,40 @@ static blitz::HopSpec LocalHop(const core::net::Topology& topo, bool host, int n
   return hop;
 }
 
+// Algorithm 1's plan as a hop tree over the pool's sources; empty when no plan is possible.
+LlmEngine::LoadTree LlmEngine::MulticastTree(int fn, const std::vector<int>& insts) const {
+  LoadTree tree;
+  std::vector<blitz::Endpoint> sources = pool_->Sources(fns_[fn].model->spec().name);
+  for (blitz::Endpoint& s : sources) {
+    if (s.kind != blitz::Endpoint::Kind::kGpuInstance || s.gpus.empty()) continue;
+    const int owner = gpu_owner_[s.node * config_.cluster.gpus_per_node + s.gpus[0]];
+    if (owner >= 0) s = EndpointOf(*insts_[owner]);
+  }
+  std::vector<blitz::Endpoint> targets;
+  for (const int i : insts) {
+    blitz::Endpoint t = EndpointOf(*insts_[i]);
+    t.outcast_busy = t.incast_busy = false;  // not serving yet: its NICs carry nothing
+    targets.push_back(std::move(t));
+  }
+  absl::StatusOr<blitz::MulticastPlan> plan =
+      blitz::PlanMulticast(sources, targets, *topo_, policy_.set.plan);
+  if (!plan.ok()) return tree;
+  blitz::PlanHops ph = blitz::HopsOfPlan(*plan, sources, targets, *topo_);
+  tree.hops = std::move(ph.hops);
+  for (const int t : ph.hop_target) tree.hop_instance.push_back(insts[t]);
+  return tree;
+}
+
 void LlmEngine::StartLoadOf(int fn, const std::vector<int>& insts) {
   Function& f = fns_[fn];
   const std::string& model = f.model->spec().name;
   AdvanceNet();
-  std::vector<blitz::HopSpec> hops;
-  std::vector<int> hop_instance;
+  LoadTree tree;
   if (policy_.set.source == core::llm::LoadSource::kNetworkMulticast) {
-    std::vector<blitz::Endpoint> sources = pool_->Sources(model);
-    for (blitz::Endpoint& s : sources) {
-      if (s.kind != blitz::Endpoint::Kind::kGpuInstance || s.gpus.empty()) continue;
-      const int owner = gpu_owner_[s.node * config_.cluster.gpus_per_node + s.gpus[0]];
-      if (owner >= 0) s = EndpointOf(*insts_[owner]);
-    }
-    std::vector<blitz::Endpoint> targets;
-    for (const int i : insts) {
-      blitz::Endpoint t = EndpointOf(*insts_[i]);
-      t.outcast_busy = t.incast_busy = false;  // not serving yet: its NICs carry nothing
-      targets.push_back(std::move(t));
-    }
-    absl::StatusOr<blitz::MulticastPlan> plan =
-        blitz::PlanMulticast(sources, targets, *topo_, policy_.set.plan);
-    if (plan.ok()) {
-      blitz::PlanHops ph = blitz::HopsOfPlan(*plan, sources, targets, *topo_);
-      hops = std::move(ph.hops);
-      for (const int t : ph.hop_target) hop_instance.push_back(insts[t]);
-    }
+    tree = MulticastTree(fn, insts);
   }
+  std::vector<blitz::HopSpec>& hops = tree.hops;
+  std::vector<int>& hop_instance = tree.hop_instance;
   if (hops.empty()) {  // SSD / host cache (or no network source at all)
     for (const int i : insts) {
       const Instance& in = *insts_[i];

@@ -26,7 +26,9 @@ int LlmEngine::BurstCopies(int fn, absl::Time t) {
     if (b.function != fns_[fn].config.name) continue;
     const absl::Time at = start_ + b.at;
     if (t < at || t >= at + b.ramp + b.hold) continue;
-    const double ramp = b.ramp <= absl::ZeroDuration() ? 1.0 : std::min(1.0, absl::FDivDuration(t - at, b.ramp));
+    const double ramp = b.ramp <= absl::ZeroDuration()
+                            ? 1.0
+                            : std::min(1.0, absl::FDivDuration(t - at, b.ramp));
     m = std::max(m, 1 + (b.factor - 1) * ramp);
   }
   const double extra = m - 1;
