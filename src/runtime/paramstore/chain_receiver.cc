@@ -62,9 +62,12 @@ class ChainReceiver::Transfer : public ChunkSource {
     return stored_;
   }
   // Where chunk writes go; nullptr once committed or aborted.
-  char* data() {
+  // Where chunk `index` goes, populated; nullptr once committed or aborted.
+  char* PrepareChunk(int64_t index) {
     absl::MutexLock l(&mu_);
-    return aborted_ || committed_ ? nullptr : writer_->data();
+    if (aborted_ || committed_) return nullptr;
+    writer_->Prepare(index * hello_.chunk_bytes, hello_.chunk_length(index));
+    return writer_->data() + index * hello_.chunk_bytes;
   }
   bool Store(uint64_t generation, int64_t index, uint64_t checksum) {
     absl::MutexLock l(&mu_);
@@ -156,9 +159,8 @@ absl::Status ReceiveChunks(int fd, ChainReceiver::Transfer& t, uint64_t generati
                                                      h.chunk_length(i), " bytes, got chunk ",
                                                      f.index, " of ", f.length));
     }
-    char* dst = t.data();
+    char* dst = t.PrepareChunk(i);
     if (dst == nullptr) return absl::AbortedError("transfer aborted");
-    dst += i * h.chunk_bytes;
     SLUICE_RETURN_IF_ERROR(RecvAll(fd, dst, static_cast<size_t>(f.length)));
     if (Checksum64(dst, static_cast<size_t>(f.length)) != f.checksum) {
       return absl::DataLossError(absl::StrCat("chunk ", i, " of '", h.model, "': bad checksum"));

@@ -21,7 +21,7 @@
 namespace sluice::runtime {
 
 struct ChainOptions {
-  int64_t chunk_bytes = int64_t{16} << 20;  // [4 KiB, 1 GiB]
+  int64_t chunk_bytes = int64_t{4} << 20;  // [4 KiB, 1 GiB]; small enough to verify in cache
   absl::Duration connect_timeout = absl::Seconds(2);
   // A member silent this long (no chunk, ack or heartbeat) counts as dead; heartbeats go out
   // every io_timeout / 3 while a sender waits for data.

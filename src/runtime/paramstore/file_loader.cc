@@ -20,10 +20,13 @@ namespace {
 
 // Reads [begin, end) of `fd` into `dst + begin`. Returns false (and sets `error`) on a read
 // error or a short file.
-bool ReadRange(int fd, char* dst, int64_t begin, int64_t end, int64_t step, std::string& error) {
+bool ReadRange(int fd, ParamWriter& w, int64_t begin, int64_t end, int64_t step,
+               std::string& error) {
+  char* dst = w.data();
   int64_t off = begin;
   while (off < end) {
     const size_t want = static_cast<size_t>(std::min(step, end - off));
+    w.Prepare(off, static_cast<int64_t>(want));
     const ssize_t n = pread(fd, dst + off, want, off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -80,11 +83,11 @@ absl::StatusOr<LoadResult> LoadFile(ParamStore& store, const std::string& model,
                                                    std::max<int64_t>(1, size >> 20)));
   std::vector<std::string> errors(static_cast<size_t>(n));
   std::vector<std::thread> threads;
-  char* dst = (*w)->data();
+  ParamWriter& writer = **w;
   for (int i = 0; i < n; ++i) {
     const int64_t begin = size * i / n, end = size * (i + 1) / n;
     threads.emplace_back([&, i, begin, end] {
-      ReadRange(fd, dst, begin, end, options.read_bytes, errors[static_cast<size_t>(i)]);
+      ReadRange(fd, writer, begin, end, options.read_bytes, errors[static_cast<size_t>(i)]);
     });
   }
   for (std::thread& t : threads) t.join();

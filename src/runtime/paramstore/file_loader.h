@@ -18,7 +18,7 @@ namespace sluice::runtime {
 
 struct LoadOptions {
   int threads = 4;                       // reader threads, 1-64
-  int64_t read_bytes = int64_t{16} << 20;  // bytes per pread, >= 4096
+  int64_t read_bytes = int64_t{4} << 20;  // bytes per pread, >= 4096 (fits in cache)
   std::vector<int64_t> layer_bytes;      // optional split, must sum to the file size
 };
 

@@ -84,6 +84,8 @@ class ParamWriter {
   ParamWriter& operator=(const ParamWriter&) = delete;
   const std::string& model() const { return model_; }
   char* data() { return segment_->mutable_data(); }
+  // See ParamSegment::Prepare: call before filling each piece.
+  void Prepare(int64_t offset, int64_t bytes) { segment_->Prepare(offset, bytes); }
   int fd() const { return segment_->fd(); }
   int64_t size() const { return segment_->size(); }
   // Seals the segment and makes the model servable (Acquire). Call once.

@@ -18,7 +18,7 @@ namespace sluice::runtime {
 class ParamSegment {
  public:
   // A zero-filled memfd of `bytes` (> 0) named "sluice-params:<name>" (the name shows in
-  // /proc/<pid>/fd, nowhere else), mapped writable and populated. ResourceExhausted when the
+  // /proc/<pid>/fd, nowhere else), mapped writable (not yet populated: see Prepare). ResourceExhausted when the
   // kernel refuses the memory.
   static absl::StatusOr<std::unique_ptr<ParamSegment>> Create(const std::string& name,
                                                               int64_t bytes);
@@ -37,6 +37,10 @@ class ParamSegment {
   bool sealed() const { return sealed_; }
   int fd() const { return fd_; }
   int64_t size() const { return size_; }
+  // Faults in [offset, offset + bytes) for writing (MADV_POPULATE_WRITE) right before it is
+  // filled, so the kernel's page zeroing is still in cache when the data lands; a no-op where
+  // the kernel lacks it (the fill then faults page by page). Before Seal() only.
+  void Prepare(int64_t offset, int64_t bytes);
   // Writable before Seal(), nullptr after.
   char* mutable_data() { return sealed_ ? nullptr : data_; }
   const char* data() const { return data_; }
