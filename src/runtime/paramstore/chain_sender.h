@@ -25,7 +25,7 @@ struct ChainOptions {
   absl::Duration connect_timeout = absl::Seconds(2);
   // A member silent this long (no chunk, ack or heartbeat) counts as dead; heartbeats go out
   // every io_timeout / 3 while a sender waits for data.
-  absl::Duration io_timeout = absl::Seconds(5);
+  absl::Duration io_timeout = absl::Seconds(15);  // generous: a starved 2-core VM is slow
 };
 
 // What a sender sends from: a sealed store segment (the origin) or a segment still arriving
