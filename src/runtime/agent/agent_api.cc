@@ -71,6 +71,7 @@ http::Router AgentDaemon::Impl::MakeRouter() {
            [this](http::Request& req, http::Responder respond) { respond(Delete(req)); });
   r.Handle("GET", "/metrics",
            [this](http::Request&, http::Responder respond) { respond(Metrics()); });
+  if (params) params->AddRoutes(r);
   return r;
 }
 
@@ -164,6 +165,11 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   }
   absl::StatusOr<EnvList> env = BuildInstanceEnv(s, ctx);
   if (!env.ok()) return StatusResponse(env.status());
+  if (!s.params.empty()) {
+    absl::StatusOr<EnvList> penv = AgentParams::InstanceEnv(params.get(), s.params);
+    if (!penv.ok()) return StatusResponse(penv.status());
+    env->insert(env->end(), penv->begin(), penv->end());
+  }
   absl::StatusOr<std::vector<std::string>> argv = ExpandCommand(s, PlaceholdersFor(s, ctx));
   if (!argv.ok()) return StatusResponse(argv.status());
   InstanceSpec spec{{s.request, s.limit, s.time_quota}, s.slo_sensitive, s.kind == "llm",

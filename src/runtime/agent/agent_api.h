@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "runtime/agent/agent_daemon.h"
+#include "runtime/agent/agent_params.h"
 #include "runtime/agent/http_probe.h"
 #include "runtime/agent/instance_supervisor.h"
 #include "runtime/agent/registration_server.h"
@@ -37,6 +38,7 @@ struct AgentDaemon::Impl {
   std::unique_ptr<HttpProbe> probe;
   std::unique_ptr<InstanceSupervisor> supervisor;
   std::unique_ptr<http::Server> server;
+  std::unique_ptr<AgentParams> params;  // null when params_capacity_bytes is 0
   Registry metrics;
   struct Gauges {  // families of `metrics`, created by Start
     Family<Gauge>* sm_share = nullptr;        // {function, instance}

@@ -47,6 +47,11 @@ absl::Status Validate(const AgentOptions& o) {
   return absl::OkStatus();
 }
 
+AgentParamsConfig ParamsConfigOf(const AgentOptions& o) {
+  return {o.params_capacity_bytes, o.params_evict_threshold, o.host, o.params_port,
+          o.run_dir + "/params.sock"};
+}
+
 absl::Status LocatePrograms(AgentDaemon::Impl& d) {
   const AgentOptions& o = d.options;
   const std::string exe = ExecutableDir();
@@ -200,6 +205,7 @@ void AgentDaemon::Impl::Shutdown() {
   if (supervisor) supervisor->StopAll();
   supervisor.reset();  // before the probe and client it borrows
   if (loop) loop->Stop();
+  params.reset();  // after the server: no handler can reach it
   probe.reset();
   client.reset();
   registration.reset();
@@ -229,6 +235,9 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentOptio
   SLUICE_RETURN_IF_ERROR(CalibrateAll(impl));
   SLUICE_RETURN_IF_ERROR(StartTokenServers(impl));
   SLUICE_RETURN_IF_ERROR(impl.CreateMetrics());
+  if (options.params_capacity_bytes > 0) {
+    SLUICE_ASSIGN_OR_RETURN(impl.params, AgentParams::Start(ParamsConfigOf(options)));
+  }
   SLUICE_RETURN_IF_ERROR(StartApi(impl));
   return daemon;
 }

@@ -40,6 +40,12 @@ struct AgentOptions {
   std::string intercept_lib, emulated_dir, spin_path, bin_dir;
   absl::Duration health_interval = absl::Milliseconds(100);
   absl::Duration start_timeout = absl::Seconds(60);
+  // The node's parameter store (docs/parameter-store.md): capacity (0 disables it), LRU
+  // eviction past params_evict_threshold x capacity, and the TCP port multicast chains deliver
+  // to (0: ephemeral; GET /agent/v1/params reports it).
+  int64_t params_capacity_bytes = int64_t{8} << 30;
+  double params_evict_threshold = 0.85;
+  int params_port = 0;
 };
 
 // One GPU as the agent serves it.

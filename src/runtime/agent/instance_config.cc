@@ -118,7 +118,7 @@ absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
   SLUICE_ASSIGN_OR_RETURN(
       Json j, ParseObject(body, {"id", "function", "kind", "command", "env", "gpu", "gpus",
                                  "request", "limit", "time_quota", "slo_sensitive",
-                                 "mem_limit_bytes", "restart", "model_path", "max_batch"}));
+                                 "mem_limit_bytes", "restart", "model_path", "max_batch", "params"}));
   StartInstance s;
   if (!j.contains("id")) return FieldError("id", "required");
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "id", 0, s.id));
@@ -146,6 +146,7 @@ absl::StatusOr<StartInstance> ParseStartInstance(const std::string& body) {
                                               "'"));
   }
   SLUICE_RETURN_IF_ERROR(ReadString(j, "model_path", s.model_path));
+  SLUICE_RETURN_IF_ERROR(ReadString(j, "params", s.params));
   int64_t max_batch = s.max_batch;
   SLUICE_RETURN_IF_ERROR(ReadInt(j, "max_batch", 1, max_batch));
   if (max_batch > 1 << 20) return FieldError("max_batch", "must be <= 1048576");

@@ -36,6 +36,9 @@ struct StartInstance {
   std::string restart = "on-failure";  // on-failure | never
   std::string model_path;
   int max_batch = 1;            // SLUICE_MAX_BATCH, >= 1
+  // A model in the node's parameter store (docs/parameter-store.md); the instance gets
+  // SLUICE_PARAMS_SOCKET and SLUICE_PARAMS_MODEL to map it. "" = none.
+  std::string params;
 };
 
 // `PUT /agent/v1/instances/{id}/quota`: absent fields keep their current values.

@@ -82,6 +82,8 @@ int RunShareTestCommand(ShareTestFlags& f) {
 
 }  // namespace
 
+void RegisterParamBenches(CLI::App& node, int& exit_code);  // param_bench_commands.cc
+
 void RegisterNode(CLI::App& app, int& exit_code) {
   CLI::App* node = app.add_subcommand("node", "node-level GPU sharing tools");
   node->require_subcommand(1);
@@ -110,6 +112,7 @@ void RegisterNode(CLI::App& app, int& exit_code) {
                  "exit 1 when max_abs_error or max_abs_time_error exceeds this");
   st->add_flag("--json", flags->json, "print one JSON object");
   st->callback([flags, &exit_code] { exit_code = RunShareTestCommand(*flags); });
+  RegisterParamBenches(*node, exit_code);
 }
 
 }  // namespace sluice::cli

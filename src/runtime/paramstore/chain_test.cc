@@ -1,0 +1,246 @@
+// Multicast chains on localhost: in-process receivers, each with its own store (one per
+// "agent"). Full delivery, a member dead before the transfer, a member killed mid-transfer
+// (rerouted, resumed from the next member's stored prefix), a corrupted chunk, an orphaned
+// partial transfer, and bad input.
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "runtime/paramstore/chain_receiver.h"
+#include "runtime/paramstore/chain_sender.h"
+#include "runtime/paramstore/chain_socket.h"
+#include "runtime/paramstore/checksum.h"
+
+namespace sluice::runtime {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+std::unique_ptr<ParamStore> MakeStore() {
+  ParamStoreOptions o;
+  o.capacity_bytes = 256 * kMiB;
+  return std::move(ParamStore::Create(o)).value();
+}
+
+ChainOptions FastOptions() {
+  ChainOptions o;
+  o.chunk_bytes = kMiB;
+  o.connect_timeout = absl::Seconds(1);
+  o.io_timeout = absl::Seconds(2);  // a loaded 2-core box must not look dead
+  return o;
+}
+
+// One agent: a store and its receive port.
+struct Agent {
+  std::unique_ptr<ParamStore> store = MakeStore();
+  std::unique_ptr<ChainReceiver> receiver;
+  explicit Agent(absl::Duration orphan_timeout = absl::Seconds(3)) {
+    ChainReceiverOptions o;
+    o.chain = FastOptions();
+    o.orphan_timeout = orphan_timeout;
+    receiver = std::move(ChainReceiver::Start(*store, o)).value();
+  }
+};
+
+// The origin's store holding `model` of `bytes` random bytes; returns its contents.
+std::string PutRandom(ParamStore& store, const std::string& model, int64_t bytes, int seed) {
+  std::string data(static_cast<size_t>(bytes), '\0');
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
+  for (size_t i = 0; i + 8 <= data.size(); i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(&data[i], &v, 8);
+  }
+  auto w = store.BeginPut(model, bytes);
+  EXPECT_TRUE(w.ok());
+  std::memcpy((*w)->data(), data.data(), data.size());
+  EXPECT_TRUE((*w)->Commit().ok());
+  return data;
+}
+
+std::string Contents(ParamStore& store, const std::string& model) {
+  auto l = store.Acquire(model);
+  if (!l.ok()) return "<" + std::string(l.status().message()) + ">";
+  return std::string((*l)->data(), static_cast<size_t>((*l)->size()));
+}
+
+TEST(ChainTest, DeliversToEveryMemberInOrder) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "llama", 9 * kMiB + 77, 1);
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::string> chain;
+  for (int i = 0; i < 3; ++i) {
+    agents.push_back(std::make_unique<Agent>());
+    chain.push_back(agents.back()->receiver->address());
+  }
+  auto lease = origin->Acquire("llama");
+  ASSERT_TRUE(lease.ok());
+  auto r = SendChain(**lease, chain, FastOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->completed, chain);
+  EXPECT_TRUE(r->failed.empty()) << r->failed[0];
+  for (auto& a : agents) EXPECT_TRUE(Contents(*a->store, "llama") == data);
+}
+
+TEST(ChainTest, SkipsMemberDeadBeforeTheTransfer) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "m", 3 * kMiB, 2);
+  Agent a, c;
+  std::string dead;
+  {
+    Agent b;
+    dead = b.receiver->address();
+  }  // b's port is closed now
+  auto lease = origin->Acquire("m");
+  auto r = SendChain(**lease, {a.receiver->address(), dead, c.receiver->address()},
+                     FastOptions());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->completed, (std::vector<std::string>{a.receiver->address(), c.receiver->address()}));
+  ASSERT_EQ(r->failed.size(), 1u);
+  EXPECT_EQ(r->failed[0].rfind(dead, 0), 0u) << r->failed[0];
+  EXPECT_TRUE(Contents(*a.store, "m") == data);
+  EXPECT_TRUE(Contents(*c.store, "m") == data);
+}
+
+// A source releasing one chunk every `period`, so that a kill lands mid-transfer.
+class SlowSource : public ChunkSource {
+ public:
+  SlowSource(const ParamLease& lease, int64_t chunk_bytes, absl::Duration period)
+      : lease_(lease), chunk_bytes_(chunk_bytes),
+        chunks_((lease.size() + chunk_bytes - 1) / chunk_bytes), period_(period),
+        start_(absl::Now()) {}
+  int fd() const override { return lease_.fd(); }
+  int64_t WaitAvailable(int64_t have, absl::Duration wait) override {
+    const absl::Time until = absl::Now() + wait;
+    for (;;) {
+      const int64_t n = std::min(chunks_, 1 + (absl::Now() - start_) / period_);
+      if (n > have || absl::Now() >= until) return n;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  }
+  uint64_t ChunkChecksum(int64_t i) override {
+    const int64_t off = i * chunk_bytes_;
+    return Checksum64(lease_.data() + off,
+                      static_cast<size_t>(std::min(chunk_bytes_, lease_.size() - off)));
+  }
+
+ private:
+  const ParamLease& lease_;
+  const int64_t chunk_bytes_, chunks_;
+  const absl::Duration period_;
+  const absl::Time start_;
+};
+
+ChainHello HelloFor(const ParamLease& l, uint64_t id) {
+  ChainHello h;
+  h.transfer_id = id;
+  h.model = l.model();
+  h.total_bytes = l.size();
+  h.chunk_bytes = kMiB;
+  return h;
+}
+
+TEST(ChainTest, ReroutesAroundMemberKilledMidTransfer) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "m", 24 * kMiB, 3);
+  Agent a, b, c, d;
+  auto lease = origin->Acquire("m");
+  SlowSource src(**lease, kMiB, absl::Milliseconds(20));
+  std::thread killer([&] {
+    // Once c holds a partial copy (b forwarded some chunks), b dies.
+    while (c.store->List().empty()) absl::SleepFor(absl::Milliseconds(2));
+    absl::SleepFor(absl::Milliseconds(100));
+    b.receiver->Stop();
+  });
+  const std::vector<std::string> members = {a.receiver->address(), b.receiver->address(),
+                                            c.receiver->address(), d.receiver->address()};
+  ChainDone done = ForwardToChain(src, HelloFor(**lease, 42), members, FastOptions());
+  killer.join();
+  EXPECT_EQ(done.completed, (std::vector<std::string>{members[0], members[2], members[3]}));
+  ASSERT_EQ(done.failed.size(), 1u);
+  EXPECT_EQ(done.failed[0].rfind(members[1], 0), 0u) << done.failed[0];
+  EXPECT_TRUE(Contents(*a.store, "m") == data);
+  EXPECT_TRUE(Contents(*c.store, "m") == data);
+  EXPECT_TRUE(Contents(*d.store, "m") == data);
+  EXPECT_FALSE(b.store->Has("m"));  // its partial copy was dropped, never served
+  EXPECT_TRUE(b.store->List().empty());
+}
+
+// A source whose checksum of chunk 2 is wrong (corruption in flight).
+class CorruptSource : public SlowSource {
+ public:
+  using SlowSource::SlowSource;
+  uint64_t ChunkChecksum(int64_t i) override {
+    return SlowSource::ChunkChecksum(i) ^ (i == 2 ? 1 : 0);
+  }
+};
+
+TEST(ChainTest, CorruptChunkIsDetectedAndNothingIsServed) {
+  auto origin = MakeStore();
+  PutRandom(*origin, "m", 4 * kMiB, 4);
+  Agent a;
+  auto lease = origin->Acquire("m");
+  CorruptSource src(**lease, kMiB, absl::ZeroDuration() + absl::Nanoseconds(1));
+  ChainDone done = ForwardToChain(src, HelloFor(**lease, 7), {a.receiver->address()},
+                                  FastOptions());
+  EXPECT_TRUE(done.completed.empty());
+  ASSERT_EQ(done.failed.size(), 1u);
+  for (int i = 0; i < 200 && !a.store->List().empty(); ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_TRUE(a.store->List().empty());
+  EXPECT_EQ(a.receiver->transfers_dropped(), 1);
+}
+
+TEST(ChainTest, OrphanedPartialTransferIsDropped) {
+  auto origin = MakeStore();
+  PutRandom(*origin, "m", 8 * kMiB, 5);
+  Agent a(absl::Milliseconds(300));
+  auto lease = origin->Acquire("m");
+  // Send the hello and two chunks by hand, then vanish.
+  ChainHello h = HelloFor(**lease, 9);
+  h.to = a.receiver->address();
+  auto fd = ConnectTo(h.to, absl::Seconds(1), absl::Seconds(1));
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(WriteHello(*fd, h).ok());
+  ASSERT_TRUE(ReadWelcome(*fd).ok());
+  for (int64_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(WriteFrameHeader(*fd, {i, kMiB, Checksum64((*lease)->data() + i * kMiB, kMiB)})
+                    .ok());
+    ASSERT_TRUE(SendFileAll(*fd, (*lease)->fd(), i * kMiB, kMiB).ok());
+  }
+  close(*fd);
+  EXPECT_FALSE(a.store->Has("m"));
+  for (int i = 0; i < 400 && !a.store->List().empty(); ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_TRUE(a.store->List().empty());
+  EXPECT_EQ(a.receiver->transfers_dropped(), 1);
+}
+
+TEST(ChainTest, MemberThatAlreadyHoldsTheModelIsSkipped) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "m", 2 * kMiB, 6);
+  Agent a, b;
+  PutRandom(*a.store, "m", 2 * kMiB, 6);
+  auto lease = origin->Acquire("m");
+  auto r = SendChain(**lease, {a.receiver->address(), b.receiver->address()}, FastOptions());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->completed.size(), 2u);
+  EXPECT_TRUE(Contents(*b.store, "m") == data);
+}
+
+TEST(ChainTest, BadChainsAreRejectedNamingTheField) {
+  auto origin = MakeStore();
+  PutRandom(*origin, "m", kMiB, 7);
+  auto lease = origin->Acquire("m");
+  EXPECT_TRUE(absl::IsInvalidArgument(SendChain(**lease, {}).status()));
+  absl::Status s = SendChain(**lease, {"127.0.0.1:1", "nonsense"}).status();
+  EXPECT_NE(s.message().find("chain[1]"), std::string::npos) << s;
+  s = SendChain(**lease, {"127.0.0.1:9", "127.0.0.1:9"}).status();
+  EXPECT_NE(s.message().find("twice"), std::string::npos) << s;
+  ChainOptions o;
+  o.chunk_bytes = 10;
+  EXPECT_TRUE(absl::IsInvalidArgument(SendChain(**lease, {"127.0.0.1:9"}, o).status()));
+}
+
+}  // namespace
+}  // namespace sluice::runtime

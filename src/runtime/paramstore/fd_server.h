@@ -1,0 +1,71 @@
+// How instance processes get parameters from the node's store without copying them: the agent
+// runs a ParamFdServer on a Unix socket (<run_dir>/params.sock); an instance (ParamClient,
+// env SLUICE_PARAMS_SOCKET + SLUICE_PARAMS_MODEL) sends the model name and receives the sealed
+// memfd over SCM_RIGHTS, which it maps read-only. The connection holds a pin on the model for as
+// long as it stays open, so a crashed instance unpins by dying (the kernel closes the socket).
+// Protocol: client "<model>\n"; server "OK <bytes>\n" + the fd, or "ERR <message>\n".
+// Thread safety: the server runs one accept thread and one thread per connection; Stop()
+// joins them. ParamClient is thread-compatible.
+#ifndef SLUICE_RUNTIME_PARAMSTORE_FD_SERVER_H_
+#define SLUICE_RUNTIME_PARAMSTORE_FD_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/paramstore/param_store.h"
+#include "runtime/paramstore/segment.h"
+
+namespace sluice::runtime {
+
+class ParamFdServer {
+ public:
+  // Binds `socket_path` (an existing file there is replaced). Unavailable when it cannot.
+  static absl::StatusOr<std::unique_ptr<ParamFdServer>> Start(ParamStore& store,
+                                                              const std::string& socket_path);
+  ~ParamFdServer();  // Stop()s
+  // Closes every connection (unpinning) and removes the socket file. Idempotent.
+  void Stop();
+  const std::string& socket_path() const { return path_; }
+
+ private:
+  ParamFdServer(ParamStore& store, std::string path, int fd)
+      : store_(store), path_(std::move(path)), listen_fd_(fd) {}
+  void AcceptLoop();
+  void Serve(int fd);
+
+  ParamStore& store_;
+  const std::string path_;
+  const int listen_fd_;
+  std::thread accept_thread_;
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<int> fds_ ABSL_GUARDED_BY(mu_);
+};
+
+// The instance side: the mapped segment plus the connection that pins it (closed, unpinning,
+// when this object goes).
+class ParamClient {
+ public:
+  // NotFound/Unavailable/ResourceExhausted as the store answered; Unavailable when the socket
+  // cannot be reached.
+  static absl::StatusOr<std::unique_ptr<ParamClient>> Open(const std::string& socket_path,
+                                                           const std::string& model);
+  ~ParamClient();
+  const char* data() const { return segment_->data(); }
+  int64_t size() const { return segment_->size(); }
+
+ private:
+  ParamClient(int conn, std::unique_ptr<ParamSegment> s) : conn_(conn), segment_(std::move(s)) {}
+  int conn_;
+  std::unique_ptr<ParamSegment> segment_;
+};
+
+}  // namespace sluice::runtime
+
+#endif  // SLUICE_RUNTIME_PARAMSTORE_FD_SERVER_H_
