@@ -43,6 +43,13 @@ absl::StatusOr<ClusterNetSpec> NetPreset(absl::string_view name, int nodes = 0);
 std::vector<std::string> NetPresetNames();
 // InvalidArgument naming the field ("nodes", "rdma_gbps", ...) when a value is out of range.
 absl::Status ValidateNetSpec(const ClusterNetSpec& spec);
+// Added. Sets one numeric field by its name (as in an experiment file's `network:` overrides):
+// nodes, gpus_per_node, nvlink_gbps, pcie_gpu_gpu_gbps, rdma_gbps, gpus_per_nic, host_gpu_gbps,
+// ssd_gbps_per_gpu, gpu_memory_gib, host_memory_per_node_gib, gpu_price_per_hour. InvalidArgument
+// naming an unknown field (and the known ones) or a non-integer count; ranges are checked by
+// ValidateNetSpec.
+[[nodiscard]] absl::Status SetNetSpecField(ClusterNetSpec& spec, absl::string_view field,
+                                           double value);
 
 struct GpuLoc {
   int node = 0;
@@ -94,7 +101,21 @@ class Topology {
   int NicTxLink(int node, int nic) const;
   int NicRxLink(int node, int nic) const;
 
+  // Added for the planner and the simulator (not in the original contract).
+  int num_nodes() const { return spec_.nodes; }
+  int gpus_per_node() const { return spec_.gpus_per_node; }
+  int nics_per_node() const { return nics_per_node_; }
+  bool Contains(GpuLoc g) const;  // node and gpu index in range
+  // Per-GPU links: NVLink port (or intra-node PCIe GPU-GPU when the node has no NVLink), host
+  // link and SSD link of `g` (which must be Contains()).
+  int GpuPeerLink(GpuLoc g) const;
+  int HostGpuLink(GpuLoc g) const;
+  int SsdLink(GpuLoc g) const;
+
  private:
+  int GpuBase(GpuLoc g) const;
+
+  int nics_per_node_ = 1;
   ClusterNetSpec spec_;
   std::vector<Link> links_;
   // Per node: first link index of each kind (layout chosen by the implementation).
