@@ -4,6 +4,7 @@
 // when it stays below the lower bound for the scale-down timeout (2 s by default). With P/D
 // disaggregation and live scaling, a decode scale-out may instead mutate a prefill instance into a
 // decode one (and scale prefill to compensate). Pure; time comes in as an argument.
+// Thread-compatible (one autoscaler per LLM function, driven by one caller).
 //
 // CONTRACT (lead, issue 10): used by src/sim/llm (and the controller later). Extend, do not change.
 #ifndef SLUICE_CORE_LLM_LLM_AUTOSCALER_H_
@@ -46,17 +47,51 @@ struct LlmScaleDecision {
   int mutate_prefill_to_decode = 0;  // prefill instances to switch role (counted in neither delta)
 };
 
+// Decision rules (the reconstruction is argued in docs/blitzscale.md), per pool, on the mean of
+// the samples observed in (now - window, now]:
+//   scale-out  desired = ceil(mean tokens/s / upper bound) (decode also ceil(kv demand /
+//              kv_usage_upper) when the KV usage passes kv_usage_upper; the demand is the mean
+//              of kv_usage x decode_instances, in instances' worth), clamped to [min, max]; all the
+//              missing instances are started at once (Llumnix / HPA style).
+//   scale-in   one instance when the per-instance load stayed below lower_fraction x upper
+//              (decode: and KV usage below lower_fraction x kv_usage_upper) for
+//              scale_down_timeout, and n - 1 instances still meet the upper bounds; the timer
+//              restarts after each step, so a pool shrinks by at most one per timeout.
+//   mutation   (allow_mutation) a decode scale-out first takes prefill instances the prefill
+//              pool can spare (its load below its lower bound; it keeps
+//              max(min_prefill, ceil(load / upper)) instances); the rest starts fresh.
+// Instance counts come from the latest Observe; Decide applies its own decision to them, so
+// two Decide calls without an Observe in between do not count the same shortfall twice.
 class LlmAutoscaler {
  public:
+  // Precondition: ValidateScalerConfig(config).ok() (checked).
   explicit LlmAutoscaler(LlmScalerConfig config);
+  // Samples must come in nondecreasing `now`; samples older than the window are dropped.
   void Observe(const LlmLoad& load);
+  // No observation yet: no change.
   LlmScaleDecision Decide(absl::Time now);
+  // When a pending scale-in timer expires (InfiniteFuture when none runs), so a simulator can
+  // jump to it instead of ticking.
+  absl::Time NextWakeup() const;
+  const LlmScalerConfig& config() const { return config_; }
 
  private:
+  struct Means {
+    double prefill = 0, decode = 0;
+    double kv_instances = 0;  // mean of kv_usage x decode_instances
+  };
+  Means WindowMeans() const;
+  int DecidePrefill(const Means& m, int n, absl::Time now);
+  int DecideDecode(const Means& m, int n, absl::Time now);
+  int Mutations(const Means& m, int prefill_n, int decode_out) const;
+
   LlmScalerConfig config_;
   std::deque<LlmLoad> window_;
   absl::Time prefill_low_since_ = absl::InfiniteFuture();
   absl::Time decode_low_since_ = absl::InfiniteFuture();
+  // Pool sizes: the latest Observe's, plus the decisions taken since.
+  int prefill_n_ = 0;
+  int decode_n_ = 0;
 };
 
 }  // namespace sluice::core::llm
