@@ -45,7 +45,11 @@ class LlmPerfModel {
   // One iteration of the whole model (all layers, TP included) that prefills `prefill_tokens`
   // prompt tokens of `prefill_seqs` sequences and decodes one token for each of `decode_seqs`
   // sequences whose contexts hold `decode_context_tokens` tokens in total. Every argument >= 0;
-  // all zero gives zero. Monotone non-decreasing in each argument.
+  // all zero gives zero. Monotone non-decreasing in prefill_tokens, decode_seqs and
+  // decode_context_tokens. Not in prefill_seqs: the same prefill tokens split over more
+  // sequences are shorter prompts with less (quadratic) attention, so the time may fall; adding a
+  // sequence together with its tokens never lowers it. (llmperf: the contract said "each
+  // argument", which no attention model with these arguments can satisfy.)
   virtual absl::Duration IterationTime(int64_t prefill_tokens, int prefill_seqs, int decode_seqs,
                                        int64_t decode_context_tokens) const = 0;
 

@@ -16,6 +16,7 @@
 #include "core/perf/perf_model.h"
 #include "core/perf/profile_parsers.h"
 #include "core/perf/table_latency_model.h"
+#include "sim/perf_fit/llm_fit.h"
 #include "sim/workload/file_io.h"
 
 namespace sluice::sim {
@@ -216,11 +217,19 @@ int main(int argc, char** argv) {
   using namespace sluice::sim;
   std::string dir = DataDir(argc, argv);
   std::printf("data: %s\n", dir.c_str());
+  if (argc > 2 && std::string(argv[2]) == "--llm-only") {
+    absl::Status s = FitLlmTables(dir);
+    if (!s.ok())
+      Die(s);
+    return 0;
+  }
   Tables t = Load(dir);
   FitSpatialTables(t);
   FitQuotaTable(t);
   FitKappa(t);
   FitPrefill(t);
   CheckBuiltIn(t);
+  if (absl::Status s = FitLlmTables(dir); !s.ok())
+    Die(s);
   return 0;
 }
