@@ -1,0 +1,90 @@
+// RunLlmExperiment / RunLlmSimulation: the built-in perf models, core::llm's autoscaler (bounds
+// filled from the perf model when the policy leaves them 0) and the live plan, around LlmEngine.
+#include "sim/llm/llm_sim.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "sim/llm/engine.h"
+
+namespace sluice::sim::llm {
+namespace {
+
+class CoreScaler : public ScaleDecider {
+ public:
+  explicit CoreScaler(const core::llm::LlmScalerConfig& c) : scaler_(c) {}
+  void Observe(const core::llm::LlmLoad& load) override { scaler_.Observe(load); }
+  core::llm::LlmScaleDecision Decide(absl::Time now) override { return scaler_.Decide(now); }
+
+ private:
+  core::llm::LlmAutoscaler scaler_;
+};
+
+// Bounds BlitzScale profiles offline: 80 % of one instance's saturated prefill rate (full chunks
+// of default-length prompts) and of its decode rate at the batch the KV cache holds.
+core::llm::LlmScalerConfig FillBounds(core::llm::LlmScalerConfig c, const LlmFunctionConfig& f,
+                                      const core::LlmPerfModel& m) {
+  constexpr double kHeadroom = 0.8;
+  const int prompt = std::max(1, f.default_prompt_tokens);
+  const int output = std::max(1, f.default_output_tokens);
+  if (c.prefill_tokens_per_s_per_instance <= 0) {
+    const int seqs = std::max(1, f.max_batch_tokens / prompt);
+    const double t = absl::ToDoubleSeconds(m.PrefillTime(f.max_batch_tokens, seqs));
+    c.prefill_tokens_per_s_per_instance = kHeadroom * f.max_batch_tokens / std::max(t, 1e-6);
+  }
+  if (c.decode_tokens_per_s_per_instance <= 0) {
+    const int64_t per_seq = static_cast<int64_t>(prompt) + output;
+    const int b = static_cast<int>(
+        std::clamp<int64_t>(KvCapacityTokens(m.spec()) / per_seq, 1, f.max_decode_batch));
+    const double t =
+        absl::ToDoubleSeconds(m.DecodeTime(b, static_cast<int64_t>(b) * (prompt + output / 2)));
+    c.decode_tokens_per_s_per_instance = kHeadroom * b / std::max(t, 1e-6);
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
+                                              const LlmPolicyConfig& policy) {
+  std::vector<std::unique_ptr<core::LlmPerfModel>> models;
+  EngineDeps deps;
+  for (const LlmFunctionConfig& f : config.functions) {
+    absl::StatusOr<std::unique_ptr<core::LlmPerfModel>> m =
+        core::BuiltinLlmModel(f.model, config.gpu, f.tp);
+    if (!m.ok()) {
+      return absl::Status(m.status().code(), absl::StrCat(config.source_file, ": function ",
+                                                          f.name, ": model: ", m.status().message()));
+    }
+    deps.models.push_back(m->get());
+    models.push_back(std::move(*m));
+  }
+  const core::llm::LlmPolicySet set = policy.set;
+  const std::vector<const core::LlmPerfModel*> ptrs = deps.models;
+  deps.make_scaler = [&config, ptrs, set](int fn, const core::llm::LlmScalerConfig& c)
+      -> std::unique_ptr<ScaleDecider> {
+    if (!set.autoscale) return nullptr;
+    core::llm::LlmScalerConfig filled = FillBounds(c, config.functions[fn], *ptrs[fn]);
+    filled.allow_mutation = set.mutation;
+    return std::make_unique<CoreScaler>(filled);
+  };
+  if (set.live == core::llm::LiveMode::kZigzag) deps.plan_live = core::llm::PlanZigzag;
+  if (set.live == core::llm::LiveMode::kBestEffort) deps.plan_live = core::llm::PlanBestEffort;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<LlmEngine> engine,
+                          LlmEngine::Create(config, policy, std::move(deps)));
+  return engine->Run();
+}
+
+absl::StatusOr<std::vector<LlmRunResult>> RunLlmExperiment(const LlmSimConfig& config) {
+  std::vector<LlmRunResult> out;
+  for (const LlmPolicyConfig& p : config.policies) {
+    SLUICE_ASSIGN_OR_RETURN(LlmRunResult r, RunLlmSimulation(config, p));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace sluice::sim::llm
