@@ -9,14 +9,6 @@
 
 namespace sluice::sim::llm {
 
-int64_t KvCapacityTokens(const core::LlmModelSpec& spec) {
-  const int64_t per_token = spec.kv_bytes_per_token.count();
-  if (per_token <= 0) return 0;
-  const int64_t free = spec.tp * spec.gpu_memory.count() - spec.param_bytes.count() -
-                       spec.activation_reserve.count();
-  return std::max<int64_t>(0, free / per_token);
-}
-
 LlmEngine::LlmEngine(const LlmSimConfig& config, const LlmPolicyConfig& policy, EngineDeps deps)
     : config_(config), policy_(policy), deps_(std::move(deps)) {}
 
@@ -39,6 +31,16 @@ absl::StatusOr<std::unique_ptr<LlmEngine>> LlmEngine::Create(const LlmSimConfig&
 
 absl::Status LlmEngine::Init() {
   start_ = env_.Now();
+  burst_rng_.seed(DeriveSeed(config_.seed, 0xB0B5));
+  for (const BurstConfig& b : config_.bursts) {
+    const bool known = std::any_of(config_.functions.begin(), config_.functions.end(),
+                                   [&b](const LlmFunctionConfig& f) { return f.name == b.function; });
+    if (!known || b.factor < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          config_.source_file, ": bursts: ", known ? "factor must be >= 1" : "unknown function ",
+          known ? "" : b.function));
+    }
+  }
   end_ = start_ + config_.duration;
   held_since_ = start_;
   SLUICE_ASSIGN_OR_RETURN(core::net::Topology topo, core::net::Topology::Build(config_.cluster));
@@ -74,7 +76,7 @@ absl::Status LlmEngine::InitFunction(int fn) {
   f.model = deps_.models[fn];
   const core::LlmModelSpec& spec = f.model->spec();
   f.tp = spec.tp;
-  f.kv_capacity = KvCapacityTokens(spec);
+  f.kv_capacity = spec.KvCapacityTokens();
   const std::string where = absl::StrCat(config_.source_file, ": function ", f.config.name);
   if (f.kv_capacity <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": model ", spec.name,

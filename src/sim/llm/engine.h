@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -47,10 +48,6 @@ struct EngineDeps {
   // Live scale-out plan (PlanZigzag / PlanBestEffort by the policy's LiveMode); null = no live.
   std::function<absl::StatusOr<core::llm::ZigzagPlan>(const core::llm::ZigzagInput&)> plan_live;
 };
-
-// KV capacity of one instance in tokens: tp x gpu_memory - param_bytes - activation_reserve,
-// divided by kv_bytes_per_token (LlmModelSpec::KvCapacityTokens's formula; >= 0).
-int64_t KvCapacityTokens(const core::LlmModelSpec& spec);
 
 // Instance lifecycle:
 //   kStarting (GPUs held, process starting for instance_start) -> kLoading (parameters arriving
@@ -116,6 +113,7 @@ class LlmEngine {
 
   // serving.cc
   void ScheduleArrival(int fn);
+  int BurstCopies(int fn, absl::Time t);
   void OnArrival(int fn, const Arrival& a);
   void Route(int seq);
   int PickPrefill(int fn) const;
@@ -186,6 +184,7 @@ class LlmEngine {
   int64_t max_kv_overflow_ = 0;
   std::vector<LlmTimelinePoint> timeline_;
   std::vector<double> prev_nic_bytes_;
+  std::mt19937_64 burst_rng_;
 };
 
 }  // namespace sluice::sim::llm

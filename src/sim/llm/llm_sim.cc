@@ -38,13 +38,23 @@ core::llm::LlmScalerConfig FillBounds(core::llm::LlmScalerConfig c, const LlmFun
   if (c.decode_tokens_per_s_per_instance <= 0) {
     const int64_t per_seq = static_cast<int64_t>(prompt) + output;
     const int b = static_cast<int>(
-        std::clamp<int64_t>(KvCapacityTokens(m.spec()) / per_seq, 1, f.max_decode_batch));
+        std::clamp<int64_t>(m.spec().KvCapacityTokens() / per_seq, 1, f.max_decode_batch));
     const double t =
         absl::ToDoubleSeconds(m.DecodeTime(b, static_cast<int64_t>(b) * (prompt + output / 2)));
     c.decode_tokens_per_s_per_instance = kHeadroom * b / std::max(t, 1e-6);
   }
   return c;
 }
+
+#ifndef SLUICE_HAVE_ZIGZAG
+absl::StatusOr<core::llm::ZigzagPlan> BestEffortPlan(const core::llm::ZigzagInput& in) {
+  const int cap = in.max_target_layers < 0 ? in.num_layers / 2 : in.max_target_layers;
+  core::llm::ZigzagPlan p;
+  p.method = "best-effort";
+  p.target_layers.assign(in.weight.size(), std::min(in.layers_loaded, cap));
+  return p;
+}
+#endif
 
 }  // namespace
 
@@ -71,8 +81,13 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
     filled.allow_mutation = set.mutation;
     return std::make_unique<CoreScaler>(filled);
   };
+#ifdef SLUICE_HAVE_ZIGZAG
   if (set.live == core::llm::LiveMode::kZigzag) deps.plan_live = core::llm::PlanZigzag;
   if (set.live == core::llm::LiveMode::kBestEffort) deps.plan_live = core::llm::PlanBestEffort;
+#else
+  // core/llm's planner is not on this branch yet: both modes use best effort (zigzag.h's rule).
+  if (set.live != core::llm::LiveMode::kOff) deps.plan_live = BestEffortPlan;
+#endif
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<LlmEngine> engine,
                           LlmEngine::Create(config, policy, std::move(deps)));
   return engine->Run();

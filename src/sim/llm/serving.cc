@@ -1,5 +1,6 @@
 // The LLM engine's request path: arrivals, routing, iterations, P/D KV transfers, completion.
 #include <algorithm>
+#include <random>
 
 #include "common/status.h"
 #include "sim/llm/engine.h"
@@ -12,8 +13,26 @@ void LlmEngine::ScheduleArrival(int fn) {
   if (!a.has_value() || a->at >= end_) return;
   env_.RunAt(a->at, [this, fn, a = *a] {
     OnArrival(fn, a);
+    for (int k = BurstCopies(fn, a.at); k > 0; --k) OnArrival(fn, a);
     ScheduleArrival(fn);
   });
+}
+
+// Bursts multiply the arrival rate by m(t) (ramping linearly from 1 to factor over `ramp`, then
+// held): each arrival brings floor(m - 1) copies plus one more with probability frac(m - 1).
+int LlmEngine::BurstCopies(int fn, absl::Time t) {
+  double m = 1;
+  for (const BurstConfig& b : config_.bursts) {
+    if (b.function != fns_[fn].config.name) continue;
+    const absl::Time at = start_ + b.at;
+    if (t < at || t >= at + b.ramp + b.hold) continue;
+    const double ramp = b.ramp <= absl::ZeroDuration() ? 1.0 : std::min(1.0, absl::FDivDuration(t - at, b.ramp));
+    m = std::max(m, 1 + (b.factor - 1) * ramp);
+  }
+  const double extra = m - 1;
+  if (extra <= 0) return 0;
+  const int whole = static_cast<int>(extra);
+  return whole + (std::uniform_real_distribution<double>(0, 1)(burst_rng_) < extra - whole ? 1 : 0);
 }
 
 void LlmEngine::OnArrival(int fn, const Arrival& a) {
