@@ -116,6 +116,12 @@ absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext
         return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
                          absl::StrCat("duplicate function name '", f.name, "'"));
       }
+      // The engine's parameter pool holds one entry per model (a MaaS endpoint is a model).
+      if (g.model == f.model) {
+        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].model"),
+                         absl::StrCat("model '", f.model, "' is already served by function '",
+                                      g.name, "' (one function per model)"));
+      }
     }
     c.functions.push_back(std::move(f));
     ++i;

@@ -211,6 +211,9 @@ TEST_F(LlmLoaderTest, FunctionErrorsNameLineAndField) {
               HasSubstr(At(7, "functions[0].disaggregated")));
   EXPECT_THAT(Error(Edit("  - name: code\n", "  - name: code\n    model: llama2-7b\n")),
               HasSubstr("duplicate"));
+  EXPECT_THAT(Error(Edit("policies:", "  - name: other\n    model: llama2-7b\n"
+                                      "    workload: {kind: poisson, rate_rps: 2}\npolicies:")),
+              HasSubstr(At(8, "functions[1].model")));
   EXPECT_THAT(Error(Edit("- name: code", "- name: 'a b'")), HasSubstr(At(5, "functions[0].name")));
   EXPECT_THAT(Error("kind: llm_serving\ncluster: {preset: blitzscale-b}\nfunctions: []\n"
                     "policies: [blitzscale]\n"),
