@@ -15,10 +15,10 @@ absl::Status RunLlmServing(const SimRunOptions& options, std::ostream& out) {
     return absl::InvalidArgumentError("--event-log is for kind: simulation experiments only");
   }
   SLUICE_ASSIGN_OR_RETURN(llm::LlmSimConfig config, llm::LoadLlmExperiment(options.experiment));
-  if (options.seed.has_value()) config.seed = *options.seed;
+  if (options.seed.has_value())
+    config.seed = *options.seed;
   SLUICE_RETURN_IF_ERROR(llm::SelectLlmPolicies(options.policies, config));
-  SLUICE_ASSIGN_OR_RETURN(const std::vector<llm::LlmRunResult> runs,
-                          llm::RunLlmExperiment(config));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<llm::LlmRunResult> runs, llm::RunLlmExperiment(config));
   if (!options.out_dir.empty()) {
     SLUICE_RETURN_IF_ERROR(llm::WriteLlmOutputDir(options.out_dir, config, runs));
   }

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "absl/status/status.h"
+
 #include "sim/cli/sim_command.h"
 
 namespace sluice::sim {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "common/status.h"
 #include "core/llm/llm_policies.h"
 #include "core/perf/llm_perf_model.h"
@@ -26,15 +27,18 @@ absl::Status ReadPolicyMap(const YAML::Node& node, const std::string& field,
                            const std::string& file, std::string& name, std::string& label,
                            std::vector<core::PolicyParam>& params, YAML::Node& name_node) {
   for (const auto& kv : node) {
-    if (!kv.first.IsScalar()) return YamlError(file, kv.first, field, "keys must be plain names");
+    if (!kv.first.IsScalar())
+      return YamlError(file, kv.first, field, "keys must be plain names");
     const std::string key = kv.first.Scalar();
     const std::string kfield = JoinField(field, key);
     if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
       return YamlError(file, kv.second, kfield, "must be a single non-empty value");
     }
     bool seen = (key == "name" && !name.empty()) || (key == "label" && !label.empty());
-    for (const core::PolicyParam& q : params) seen = seen || q.key == key;
-    if (seen) return YamlError(file, kv.first, kfield, "duplicate field");
+    for (const core::PolicyParam& q : params)
+      seen = seen || q.key == key;
+    if (seen)
+      return YamlError(file, kv.first, kfield, "duplicate field");
     if (key == "name") {
       name = kv.second.Scalar();
       name_node.reset(kv.second);  // reset(), not operator=: that would rewrite the map
@@ -53,7 +57,8 @@ absl::StatusOr<LlmPolicyConfig> ParsePolicy(const YAML::Node& node, const std::s
   std::string name, label;
   std::vector<core::PolicyParam> params;
   YAML::Node name_node = node;
-  if (node.IsScalar()) name = node.Scalar();
+  if (node.IsScalar())
+    name = node.Scalar();
   if (node.IsMap()) {
     SLUICE_RETURN_IF_ERROR(ReadPolicyMap(node, field, file, name, label, params, name_node));
   }
@@ -63,9 +68,9 @@ absl::StatusOr<LlmPolicyConfig> ParsePolicy(const YAML::Node& node, const std::s
   }
   const std::vector<std::string> known = core::llm::LlmPolicySetNames();
   if (std::find(known.begin(), known.end(), name) == known.end()) {
-    return YamlError(file, name_node, JoinField(field, "name"),
-                     absl::StrCat("unknown LLM policy '", name, "' (known: ",
-                                  absl::StrJoin(known, ", "), ")"));
+    return YamlError(
+        file, name_node, JoinField(field, "name"),
+        absl::StrCat("unknown LLM policy '", name, "' (known: ", absl::StrJoin(known, ", "), ")"));
   }
   LlmPolicyConfig p;
   SLUICE_ASSIGN_OR_RETURN(p.set, core::llm::MakeLlmPolicySet(name, params, file));
@@ -79,7 +84,8 @@ absl::StatusOr<LlmPolicyConfig> ParsePolicy(const YAML::Node& node, const std::s
 }
 
 absl::StatusOr<std::vector<LlmPolicyConfig>> ParsePolicies(const StrictMap& top) {
-  if (!top.Has("policies")) return top.ErrorAt("policies", "required field is missing");
+  if (!top.Has("policies"))
+    return top.ErrorAt("policies", "required field is missing");
   const YAML::Node list = top.Get("policies");
   if (!list.IsSequence() || list.size() == 0) {
     return top.ErrorAt("policies", "must be a non-empty list of policies");
@@ -103,7 +109,8 @@ absl::StatusOr<std::vector<LlmPolicyConfig>> ParsePolicies(const StrictMap& top)
 
 absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext& ctx,
                             LlmSimConfig& c) {
-  if (!top.Has("functions")) return top.ErrorAt("functions", "required field is missing");
+  if (!top.Has("functions"))
+    return top.ErrorAt("functions", "required field is missing");
   const YAML::Node list = top.Get("functions");
   if (!list.IsSequence() || list.size() == 0) {
     return top.ErrorAt("functions", "must be a non-empty list of functions");
@@ -131,9 +138,9 @@ absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext
 
 absl::StatusOr<BurstConfig> ParseBurst(const YAML::Node& node, const std::string& field,
                                        const LlmSimConfig& c) {
-  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(node, c.source_file, field,
-                                                         {"function", "at_s", "factor", "ramp_s",
-                                                          "hold_s"}));
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m,
+                          StrictMap::Create(node, c.source_file, field,
+                                            {"function", "at_s", "factor", "ramp_s", "hold_s"}));
   BurstConfig b;
   SLUICE_ASSIGN_OR_RETURN(b.function, m.String("function", std::nullopt));
   if (std::none_of(c.functions.begin(), c.functions.end(),
@@ -141,13 +148,15 @@ absl::StatusOr<BurstConfig> ParseBurst(const YAML::Node& node, const std::string
     return m.ErrorAt("function", absl::StrCat("no function named '", b.function, "'"));
   }
   SLUICE_ASSIGN_OR_RETURN(double at, m.Double("at_s", Range::kNonNegative, std::nullopt));
-  if (absl::Seconds(at) >= c.duration) return m.ErrorAt("at_s", "must be < duration_s");
+  if (absl::Seconds(at) >= c.duration)
+    return m.ErrorAt("at_s", "must be < duration_s");
   SLUICE_ASSIGN_OR_RETURN(b.factor, m.Double("factor", Range::kPositive, b.factor));
-  if (b.factor > 1000) return m.ErrorAt("factor", "must be <= 1000");
-  SLUICE_ASSIGN_OR_RETURN(double ramp, m.Double("ramp_s", Range::kNonNegative,
-                                                absl::ToDoubleSeconds(b.ramp)));
-  SLUICE_ASSIGN_OR_RETURN(double hold, m.Double("hold_s", Range::kNonNegative,
-                                                absl::ToDoubleSeconds(b.hold)));
+  if (b.factor > 1000)
+    return m.ErrorAt("factor", "must be <= 1000");
+  SLUICE_ASSIGN_OR_RETURN(double ramp,
+                          m.Double("ramp_s", Range::kNonNegative, absl::ToDoubleSeconds(b.ramp)));
+  SLUICE_ASSIGN_OR_RETURN(double hold,
+                          m.Double("hold_s", Range::kNonNegative, absl::ToDoubleSeconds(b.hold)));
   b.at = absl::Seconds(at);
   b.ramp = absl::Seconds(ramp);
   b.hold = absl::Seconds(hold);
@@ -155,9 +164,11 @@ absl::StatusOr<BurstConfig> ParseBurst(const YAML::Node& node, const std::string
 }
 
 absl::Status ParseBursts(const StrictMap& top, LlmSimConfig& c) {
-  if (!top.Has("bursts")) return absl::OkStatus();
+  if (!top.Has("bursts"))
+    return absl::OkStatus();
   const YAML::Node list = top.Get("bursts");
-  if (!list.IsSequence()) return top.ErrorAt("bursts", "must be a list of bursts");
+  if (!list.IsSequence())
+    return top.ErrorAt("bursts", "must be a list of bursts");
   size_t i = 0;
   for (const YAML::Node& item : list) {
     SLUICE_ASSIGN_OR_RETURN(BurstConfig b, ParseBurst(item, absl::StrCat("bursts[", i++, "]"), c));
@@ -170,7 +181,8 @@ absl::Status ParseBursts(const StrictMap& top, LlmSimConfig& c) {
 absl::StatusOr<absl::Duration> Seconds(const StrictMap& top, absl::string_view key, Range range,
                                        absl::Duration fallback) {
   SLUICE_ASSIGN_OR_RETURN(double s, top.Double(key, range, absl::ToDoubleSeconds(fallback)));
-  if (s > 365 * 86400.0) return top.ErrorAt(key, "must be <= 31536000 (a year)");
+  if (s > 365 * 86400.0)
+    return top.ErrorAt(key, "must be <= 31536000 (a year)");
   return absl::Seconds(s);
 }
 
@@ -180,27 +192,29 @@ absl::Status ParseRunSettings(const StrictMap& top, LlmSimConfig& c) {
   SLUICE_RETURN_IF_ERROR(top.String("description", "-").status());
   SLUICE_ASSIGN_OR_RETURN(std::string kind, top.String("kind", std::nullopt));
   if (kind != "llm_serving") {
-    return top.ErrorAt("kind", absl::StrCat("'", kind, "' is not an LLM serving experiment "
+    return top.ErrorAt("kind", absl::StrCat("'", kind,
+                                            "' is not an LLM serving experiment "
                                             "(this loader reads kind: llm_serving)"));
   }
   SLUICE_ASSIGN_OR_RETURN(int64_t seed, top.Int("seed", Range::kNonNegative, 1));
   c.seed = static_cast<uint64_t>(seed);
   SLUICE_ASSIGN_OR_RETURN(c.duration, Seconds(top, "duration_s", Range::kPositive, c.duration));
-  SLUICE_ASSIGN_OR_RETURN(c.sample_interval, Seconds(top, "sample_interval_s", Range::kPositive,
-                                                     c.sample_interval));
+  SLUICE_ASSIGN_OR_RETURN(c.sample_interval,
+                          Seconds(top, "sample_interval_s", Range::kPositive, c.sample_interval));
   if (c.sample_interval > c.duration) {
     return top.ErrorAt("sample_interval_s", "must be <= duration_s");
   }
-  SLUICE_ASSIGN_OR_RETURN(c.drain_timeout, Seconds(top, "drain_timeout_s", Range::kNonNegative,
-                                                   c.drain_timeout));
-  SLUICE_ASSIGN_OR_RETURN(c.instance_start, Seconds(top, "instance_start_s",
-                                                    Range::kNonNegative, c.instance_start));
+  SLUICE_ASSIGN_OR_RETURN(c.drain_timeout,
+                          Seconds(top, "drain_timeout_s", Range::kNonNegative, c.drain_timeout));
+  SLUICE_ASSIGN_OR_RETURN(c.instance_start,
+                          Seconds(top, "instance_start_s", Range::kNonNegative, c.instance_start));
   SLUICE_ASSIGN_OR_RETURN(c.gpu, top.String("gpu", c.gpu));
   const std::vector<std::string> models = core::BuiltinLlmModelNames();
   if (!models.empty()) {
     absl::StatusOr<std::unique_ptr<core::LlmPerfModel>> probe =
         core::BuiltinLlmModel(models.front(), c.gpu);
-    if (absl::IsNotFound(probe.status())) return top.ErrorAt("gpu", probe.status().message());
+    if (absl::IsNotFound(probe.status()))
+      return top.ErrorAt("gpu", probe.status().message());
   }
   return absl::OkStatus();
 }
@@ -209,13 +223,13 @@ absl::StatusOr<LlmSimConfig> ParseTop(const YAML::Node& root, const std::string&
   LlmSimConfig c;
   c.source_file = path;
   SLUICE_ASSIGN_OR_RETURN(
-      StrictMap top,
-      StrictMap::Create(root, path, "",
-                        {"experiment", "kind", "description", "seed", "duration_s",
-                         "sample_interval_s", "drain_timeout_s", "instance_start_s", "gpu",
-                         "cluster", "functions", "bursts", "policies"}));
+      StrictMap top, StrictMap::Create(root, path, "",
+                                       {"experiment", "kind", "description", "seed", "duration_s",
+                                        "sample_interval_s", "drain_timeout_s", "instance_start_s",
+                                        "gpu", "cluster", "functions", "bursts", "policies"}));
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, c));
-  if (!top.Has("cluster")) return top.ErrorAt("cluster", "required field is missing");
+  if (!top.Has("cluster"))
+    return top.ErrorAt("cluster", "required field is missing");
   SLUICE_ASSIGN_OR_RETURN(c.cluster, internal::ParseLlmCluster(top.Get("cluster"), path));
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   const internal::LlmLoadContext ctx{path, base_dir.empty() ? "." : base_dir, c.gpu, c.cluster};
@@ -243,20 +257,24 @@ absl::StatusOr<LlmSimConfig> LoadLlmExperiment(const std::string& path) {
     return common::InputError({path, 0}, "", "is a directory, not an experiment file");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return common::InputError({path, 0}, "", "cannot open the experiment file");
+  if (!in)
+    return common::InputError({path, 0}, "", "cannot open the experiment file");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return common::InputError({path, 0}, "", "cannot read the experiment file");
+  if (in.bad())
+    return common::InputError({path, 0}, "", "cannot read the experiment file");
   return ParseLlmExperiment(text.str(), path);
 }
 
 absl::Status SelectLlmPolicies(const std::vector<std::string>& wanted, LlmSimConfig& config) {
-  if (wanted.empty()) return absl::OkStatus();
+  if (wanted.empty())
+    return absl::OkStatus();
   for (const std::string& w : wanted) {
     if (std::none_of(config.policies.begin(), config.policies.end(),
                      [&](const LlmPolicyConfig& p) { return p.label == w || p.set.name == w; })) {
       std::vector<std::string> labels;
-      for (const LlmPolicyConfig& p : config.policies) labels.push_back(p.label);
+      for (const LlmPolicyConfig& p : config.policies)
+        labels.push_back(p.label);
       return absl::InvalidArgumentError(
           absl::StrCat("--policy ", w, ": no such policy in ", config.source_file,
                        " (policies: ", absl::StrJoin(labels, ", "), ")"));

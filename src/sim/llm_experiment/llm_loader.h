@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "sim/llm/llm_sim.h"
 
 namespace sluice::sim::llm {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "core/net/topology.h"
 #include "sim/llm/llm_sim.h"
 #include "yaml-cpp/yaml.h"
@@ -15,9 +16,9 @@ namespace sluice::sim::llm::internal {
 
 // What parsing a function needs besides its node.
 struct LlmLoadContext {
-  const std::string& file;          // the experiment file, for errors
-  std::string base_dir;             // its directory, for relative workload paths
-  const std::string& gpu;           // perf-model GPU (top-level `gpu:`)
+  const std::string& file;                   // the experiment file, for errors
+  std::string base_dir;                      // its directory, for relative workload paths
+  const std::string& gpu;                    // perf-model GPU (top-level `gpu:`)
   const core::net::ClusterNetSpec& cluster;  // already parsed
 };
 

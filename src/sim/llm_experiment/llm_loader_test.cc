@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "sim/llm_experiment/llm_loader_internal.h"
 
 namespace sluice::sim::llm {
@@ -56,7 +57,8 @@ class LlmLoaderTest : public ::testing::Test {
   std::string Error(const std::string& yaml) {
     absl::StatusOr<LlmSimConfig> c = Parse(yaml);
     EXPECT_FALSE(c.ok()) << "parsed:\n" << yaml;
-    if (c.ok()) return "";
+    if (c.ok())
+      return "";
     EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << c.status();
     return std::string(c.status().message());
   }
@@ -164,17 +166,14 @@ TEST_F(LlmLoaderTest, DefaultsNameTheFileAndUseBlitzScaleSlos) {
 TEST_F(LlmLoaderTest, TopLevelErrorsNameLineAndField) {
   EXPECT_THAT(Error(Edit("duration_s: 60\n", "duration_s: 60\nhorizon_s: 3\n")),
               HasSubstr(At(3, "horizon_s")));
-  EXPECT_THAT(Error(Edit("kind: llm_serving", "kind: simulation")),
-              HasSubstr(At(1, "kind")));
+  EXPECT_THAT(Error(Edit("kind: llm_serving", "kind: simulation")), HasSubstr(At(1, "kind")));
   EXPECT_THAT(Error(Edit("kind: llm_serving\n", "")), HasSubstr("field 'kind'"));
   EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: -1")), HasSubstr(At(2, "duration_s")));
   EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: abc")), HasSubstr(At(2, "duration_s")));
   EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: 60\nsample_interval_s: 61")),
               HasSubstr(At(3, "sample_interval_s")));
-  EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: 60\nseed: -2")),
-              HasSubstr(At(3, "seed")));
-  EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: 60\ngpu: tpu9")),
-              HasSubstr(At(3, "gpu")));
+  EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: 60\nseed: -2")), HasSubstr(At(3, "seed")));
+  EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: 60\ngpu: tpu9")), HasSubstr(At(3, "gpu")));
   EXPECT_THAT(Error(Edit("duration_s: 60", "duration_s: [1")), HasSubstr("malformed YAML"));
 }
 
@@ -211,8 +210,9 @@ TEST_F(LlmLoaderTest, FunctionErrorsNameLineAndField) {
               HasSubstr(At(7, "functions[0].disaggregated")));
   EXPECT_THAT(Error(Edit("  - name: code\n", "  - name: code\n    model: llama2-7b\n")),
               HasSubstr("duplicate"));
-  EXPECT_THAT(Error(Edit("policies:", "  - name: other\n    model: llama2-7b\n"
-                                      "    workload: {kind: poisson, rate_rps: 2}\npolicies:")),
+  EXPECT_THAT(Error(Edit("policies:",
+                         "  - name: other\n    model: llama2-7b\n"
+                         "    workload: {kind: poisson, rate_rps: 2}\npolicies:")),
               HasSubstr(At(8, "functions[1].model")));
   EXPECT_THAT(Error(Edit("- name: code", "- name: 'a b'")), HasSubstr(At(5, "functions[0].name")));
   EXPECT_THAT(Error("kind: llm_serving\ncluster: {preset: blitzscale-b}\nfunctions: []\n"
@@ -225,9 +225,9 @@ TEST_F(LlmLoaderTest, WorkloadErrorsCarryTheFullFieldPath) {
               HasSubstr(At(7, "functions[0].workload.rate_rps")));
   EXPECT_THAT(Error(Edit("{kind: poisson, rate_rps: 2}", "{kind: none}")),
               HasSubstr(At(7, "functions[0].workload")));
-  EXPECT_THAT(Error(Edit("{kind: poisson, rate_rps: 2}",
-                         "{kind: request_trace, path: missing.csv}")),
-              HasSubstr("functions[0].workload.path"));
+  EXPECT_THAT(
+      Error(Edit("{kind: poisson, rate_rps: 2}", "{kind: request_trace, path: missing.csv}")),
+      HasSubstr("functions[0].workload.path"));
   EXPECT_THAT(Error(Edit("    workload: {kind: poisson, rate_rps: 2}\n", "")),
               HasSubstr(At(5, "functions[0].workload")));
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "common/status.h"
 #include "sim/experiment/report.h"
 
@@ -16,11 +17,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json Number(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
 
 const LlmFunctionConfig* FindFunction(const LlmSimConfig& config, const std::string& name) {
   for (const LlmFunctionConfig& f : config.functions) {
-    if (f.name == name) return &f;
+    if (f.name == name)
+      return &f;
   }
   return nullptr;
 }
@@ -61,7 +65,9 @@ std::string Cell(double v, const char* format) {
   return std::isfinite(v) ? absl::StrFormat(format, v) : std::string("-");
 }
 
-std::string CsvNumber(double v) { return std::isfinite(v) ? absl::StrCat(v) : std::string(); }
+std::string CsvNumber(double v) {
+  return std::isfinite(v) ? absl::StrCat(v) : std::string();
+}
 
 }  // namespace
 
@@ -77,7 +83,8 @@ Json LlmRunJson(const LlmSimConfig& config, const LlmRunResult& run) {
   j["events_per_s"] = Number(EventsPerSecond(run));
   j["wall_s"] = Number(run.wall_s);
   Json fs = Json::array();
-  for (const LlmFunctionResult& f : run.functions) fs.push_back(FunctionJson(config, f));
+  for (const LlmFunctionResult& f : run.functions)
+    fs.push_back(FunctionJson(config, f));
   j["functions"] = std::move(fs);
   return j;
 }
@@ -95,7 +102,8 @@ Json LlmSummaryJson(const LlmSimConfig& config, std::span<const LlmRunResult> ru
   c["gpu"] = config.gpu;
   j["cluster"] = std::move(c);
   Json rs = Json::array();
-  for (const LlmRunResult& r : runs) rs.push_back(LlmRunJson(config, r));
+  for (const LlmRunResult& r : runs)
+    rs.push_back(LlmRunJson(config, r));
   j["runs"] = std::move(rs);
   return j;
 }
@@ -105,17 +113,17 @@ std::string LlmSummaryJsonText(const LlmSimConfig& config, std::span<const LlmRu
 }
 
 std::string LlmSummaryTable(const LlmSimConfig& config, std::span<const LlmRunResult> runs) {
-  std::string out = absl::StrFormat(
-      "experiment %s (llm_serving, cluster %s: %d x %d GPUs, %.0f s)\n", config.name,
-      config.cluster.name, config.cluster.nodes, config.cluster.gpus_per_node,
-      absl::ToDoubleSeconds(config.duration));
+  std::string out =
+      absl::StrFormat("experiment %s (llm_serving, cluster %s: %d x %d GPUs, %.0f s)\n",
+                      config.name, config.cluster.name, config.cluster.nodes,
+                      config.cluster.gpus_per_node, absl::ToDoubleSeconds(config.duration));
   absl::StrAppendFormat(&out, "%-30s %-14s %8s %9s %9s %8s %8s %6s %5s %5s %4s %4s\n", "policy",
                         "function", "requests", "ttft_p50", "ttft_p99", "tbt_p50", "tbt_p99",
                         "slo%", "outs", "ins", "mut", "live");
   for (const LlmRunResult& r : runs) {
     for (const LlmFunctionResult& f : r.functions) {
-      absl::StrAppendFormat(&out, "%-30s %-14s %8d %9s %9s %8s %8s %6s %5d %5d %4d %4d\n",
-                            r.policy, f.name, f.requests, Cell(f.ttft_p50_ms, "%.1f"),
+      absl::StrAppendFormat(&out, "%-30s %-14s %8d %9s %9s %8s %8s %6s %5d %5d %4d %4d\n", r.policy,
+                            f.name, f.requests, Cell(f.ttft_p50_ms, "%.1f"),
                             Cell(f.ttft_p99_ms, "%.1f"), Cell(f.tbt_p50_ms, "%.1f"),
                             Cell(f.tbt_p99_ms, "%.1f"), Cell(100 * f.slo_attainment, "%.1f"),
                             f.scale_outs, f.scale_ins, f.mutations, f.live_scales);
@@ -138,8 +146,8 @@ std::string LlmTimelineCsv(const LlmRunResult& run) {
   for (const LlmTimelinePoint& p : run.timeline) {
     absl::StrAppend(&out, CsvNumber(p.t_s), ",", CsvNumber(p.prefill_tokens_per_s), ",",
                     CsvNumber(p.decode_tokens_per_s), ",", p.prefill_instances, ",",
-                    p.decode_instances, ",", p.loading_instances, ",", CsvNumber(p.gpus_busy),
-                    ",", CsvNumber(p.host_cache_gib), ",", CsvNumber(p.network_gbps), "\n");
+                    p.decode_instances, ",", p.loading_instances, ",", CsvNumber(p.gpus_busy), ",",
+                    CsvNumber(p.host_cache_gib), ",", CsvNumber(p.network_gbps), "\n");
   }
   return out;
 }
@@ -152,8 +160,8 @@ std::string LlmSummaryCsv(std::span<const LlmRunResult> runs) {
   for (const LlmRunResult& r : runs) {
     for (const LlmFunctionResult& f : r.functions) {
       absl::StrAppend(&out, r.policy, ",", f.name, ",", f.requests, ",", f.completed, ",",
-                      f.rejected, ",", CsvNumber(f.ttft_p50_ms), ",", CsvNumber(f.ttft_p99_ms),
-                      ",", CsvNumber(f.tbt_p50_ms), ",", CsvNumber(f.tbt_p99_ms), ",",
+                      f.rejected, ",", CsvNumber(f.ttft_p50_ms), ",", CsvNumber(f.ttft_p99_ms), ",",
+                      CsvNumber(f.tbt_p50_ms), ",", CsvNumber(f.tbt_p99_ms), ",",
                       CsvNumber(f.slo_attainment), ",", f.scale_outs, ",", f.scale_ins, ",",
                       f.mutations, ",", f.live_scales, ",", f.preemptions, ",");
       absl::StrAppend(&out, CsvNumber(r.gpu_seconds), ",", CsvNumber(r.mean_gpus), ",",
@@ -176,8 +184,7 @@ absl::Status WriteLlmOutputDir(const std::string& dir, const LlmSimConfig& confi
       WriteTextFile((d / "summary.json").string(), LlmSummaryJsonText(config, runs)));
   SLUICE_RETURN_IF_ERROR(WriteTextFile((d / "summary.csv").string(), LlmSummaryCsv(runs)));
   for (const LlmRunResult& r : runs) {
-    SLUICE_RETURN_IF_ERROR(
-        WriteTextFile((d / LlmTimelineFileName(r)).string(), LlmTimelineCsv(r)));
+    SLUICE_RETURN_IF_ERROR(WriteTextFile((d / LlmTimelineFileName(r)).string(), LlmTimelineCsv(r)));
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+
 #include "nlohmann/json.hpp"
 #include "sim/llm/llm_sim.h"
 
