@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/perf/perf_model.h"
+#include "sim/cli/llm_command.h"
 #include "sim/cli/predict_command.h"
 #include "sim/cli/profile_command.h"
 #include "sim/experiment/experiment_loader.h"
@@ -68,6 +69,7 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   }
   SLUICE_ASSIGN_OR_RETURN(const std::string kind, ReadExperimentKind(options.experiment));
   if (kind == "placement_replay") return RunPlacement(options, out);
+  if (kind == "llm_serving") return RunLlmServing(options, out);
   const std::unique_ptr<core::PerfModel> perf = core::PerfModel::BuiltIn();
   // Predictor-backed `rapp/<model>` models (src/sim/predictor), only when the file names one.
   if (absl::StatusOr<std::string> text = ReadFileMaybeXz(options.experiment); text.ok()) {
