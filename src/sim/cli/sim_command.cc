@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/perf/perf_model.h"
+#include "sim/cli/llm_profile_command.h"
 #include "sim/cli/predict_command.h"
 #include "sim/cli/profile_command.h"
 #include "sim/experiment/experiment_loader.h"
@@ -135,6 +136,7 @@ void RegisterSim(CLI::App& app, int& exit_code) {
   });
   RegisterSimProfile(*sim, exit_code);
   RegisterSimPredict(*sim, exit_code);
+  RegisterSimLlmProfile(*sim, exit_code);
 }
 
 }  // namespace sluice::sim
