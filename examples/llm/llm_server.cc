@@ -190,42 +190,47 @@ void LlmServer::OnGenerate(http::Request& req, http::Responder respond) {
 
 bool LlmServer::RunAndAnswer(GenJob job, bool stream, http::Responder respond) {
   struct Acc {
-    std::string text, events;
+    std::string text;
     http::Responder respond;
+    std::shared_ptr<http::ResponseStream> events;  // streaming only, once accepted
   };
   auto acc = std::make_shared<Acc>();
   acc->respond = std::move(respond);
   const bool skip_first = job.from_kv;
-  job.on_token = [acc, stream, skip_first](int index, const std::string& text) {
+  job.on_token = [acc, skip_first](int index, const std::string& text) {
     if (skip_first && index == 0)
       return;
     acc->text += text;
-    if (stream)
-      absl::StrAppend(&acc->events, "data: ", Json{{"index", index}, {"text", text}}.dump(),
-                      "\n\n");
+    if (acc->events != nullptr) {
+      acc->events->Write(
+          absl::StrCat("data: ", Json{{"index", index}, {"text", text}}.dump(), "\n\n"));
+    }
   };
-  job.on_done = [acc, stream](const std::string& reason, int prompt, int completion) {
-    if (!stream) {
-      Json j = {{"text", acc->text},
-                {"finish_reason", reason},
-                {"prompt_tokens", prompt},
-                {"completion_tokens", completion}};
+  job.on_done = [acc](const std::string& reason, int prompt, int completion) {
+    Json j = {{"finish_reason", reason},
+              {"prompt_tokens", prompt},
+              {"completion_tokens", completion}};
+    if (acc->events == nullptr) {
+      j["text"] = acc->text;
       return acc->respond(http::JsonResponse(200, j.dump()));
     }
-    Json done = {{"done", true},
-                 {"finish_reason", reason},
-                 {"prompt_tokens", prompt},
-                 {"completion_tokens", completion}};
-    absl::StrAppend(&acc->events, "data: ", done.dump(), "\n\n");
-    http::Response r;
-    r.content_type = "text/event-stream";
-    r.body = std::move(acc->events);
-    acc->respond(std::move(r));
+    j["done"] = true;
+    acc->events->Write(absl::StrCat("data: ", j.dump(), "\n\n"));
+    acc->events->End();
+    acc->events.reset();
   };
   absl::Status s = engine_.Submit(std::move(job));
-  if (!s.ok())
+  if (!s.ok()) {
     acc->respond(http::ErrorResponse(400, std::string(s.message())));
-  return s.ok();
+    return false;
+  }
+  if (stream) {  // accepted: the head goes out now, each token as its iteration ends
+    http::Response head;
+    head.content_type = "text/event-stream";
+    head.headers = {{"cache-control", "no-cache"}};
+    acc->events = acc->respond.Stream(std::move(head));
+  }
+  return true;
 }
 
 }  // namespace sluice::examples

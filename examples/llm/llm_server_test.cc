@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -103,6 +104,44 @@ TEST_F(LlmServerTest, StreamingSendsOneEventPerTokenThenDone) {
   EXPECT_EQ(done["done"], true);
   EXPECT_EQ(done["completion_tokens"], 3);
   EXPECT_EQ(done["prompt_tokens"], 2);
+}
+
+// Events leave as tokens are produced: the first arrives long before the last (19 decode steps
+// of >= 12 ms each separate them under the model).
+TEST_F(LlmServerTest, StreamedTokensArriveAsTheyAreProduced) {
+  std::string url = Start(LlmRole::kColocated, 1.0);
+  http::Client client(*loop_);
+  http::Request req;
+  req.method = "POST";
+  req.target = "/sluice/v1/generate";
+  req.headers = {{"content-type", "application/json"}};
+  req.body = Json{{"prompt", "tell me"}, {"max_tokens", 20}, {"stream", true}}.dump();
+  struct Seen {
+    absl::Time first = absl::InfinitePast(), end = absl::InfinitePast();
+    std::string body;
+    absl::Status status;
+  };
+  auto seen = std::make_shared<Seen>();
+  absl::Notification done;
+  auto endpoint = http::Endpoint::Parse(url);
+  ASSERT_TRUE(endpoint.ok());
+  client.Stream(*endpoint, std::move(req), absl::Seconds(10),
+                {nullptr,
+                 [seen](std::string_view data) {
+                   if (seen->first == absl::InfinitePast())
+                     seen->first = absl::Now();
+                   seen->body.append(data);
+                 },
+                 [seen, &done](absl::Status s) {
+                   seen->end = absl::Now();
+                   seen->status = s;
+                   done.Notify();
+                 }});
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(seen->status.ok()) << seen->status;
+  EXPECT_LT(seen->first + absl::Milliseconds(100), seen->end);
+  EXPECT_THAT(seen->body, HasSubstr("\"done\":true"));
+  EXPECT_THAT(seen->body, HasSubstr("\"index\":19"));
 }
 
 TEST_F(LlmServerTest, PrefillHandsKvToDecodeAndTheTextMatchesColocated) {
