@@ -53,8 +53,16 @@ LlmEngine::LlmEngine(common::Env& env, std::unique_ptr<core::LlmPerfModel> model
       capacity_(model_->spec().KvCapacityTokens()) {}
 
 LlmEngine::~LlmEngine() {
+  Abort();
+}
+
+void LlmEngine::Abort() {
   if (busy_)
     env_.Cancel(timer_);
+  busy_ = false;
+  waiting_.clear();
+  running_.clear();
+  kv_used_ = 0;
 }
 
 absl::Status LlmEngine::Submit(GenJob job) {

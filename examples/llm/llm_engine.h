@@ -56,6 +56,11 @@ class LlmEngine {
   LlmEngine(common::Env& env, std::unique_ptr<core::LlmPerfModel> model, EngineOptions options);
   ~LlmEngine();
 
+  // Cancels the running iteration and drops every job without calling its callbacks (their
+  // captures are destroyed). Call on the loop thread before destroying an engine whose loop is
+  // still running; Submit works again afterwards.
+  void Abort();
+
   // Queues the job. InvalidArgument naming the field when prompt_tokens + max_tokens exceeds the
   // model's max context or the whole KV cache (it could never run), or max_tokens < 1.
   absl::Status Submit(GenJob job);

@@ -152,5 +152,23 @@ TEST(LlmEngineTest, TextIsDeterministicAndStopsAtAStopString) {
   EXPECT_EQ(CountPromptTokens(""), 1);
 }
 
+TEST(LlmEngineTest, AbortDropsEverythingAndTheEngineStaysUsable) {
+  common::ManualEnv env;
+  LlmEngine engine(env, std::make_unique<FakeModel>(100), {});
+  Trace a, b, c;
+  ASSERT_TRUE(engine.Submit(Job(env, a, 50, 10)).ok());
+  ASSERT_TRUE(engine.Submit(Job(env, b, 30, 20)).ok());
+  env.Advance(absl::Milliseconds(15));
+  engine.Abort();
+  env.Advance(absl::Seconds(1));
+  EXPECT_EQ(a.token_times.size(), 1u);  // the one before Abort
+  EXPECT_TRUE(b.token_times.empty());
+  EXPECT_EQ(a.completion, -1);  // never reported done
+  EXPECT_EQ(engine.kv_used_tokens(), 0);
+  ASSERT_TRUE(engine.Submit(Job(env, c, 10, 2)).ok());
+  env.Advance(absl::Seconds(1));
+  EXPECT_EQ(c.completion, 2);
+}
+
 }  // namespace
 }  // namespace sluice::examples

@@ -60,6 +60,7 @@ LlmServer::~LlmServer() {
   // The engine's timers and the client's callbacks run on the loop: tear them down there.
   std::promise<void> done;
   loop_.Post([this, &done] {
+    engine_.Abort();  // no iteration may fire into a half-destroyed server
     client_.reset();
     done.set_value();
   });

@@ -42,6 +42,8 @@ class LlmServer {
   // Builds the model (NotFound / InvalidArgument as core::BuiltinLlmModel) and binds.
   static absl::StatusOr<std::unique_ptr<LlmServer>> Start(http::EventLoop& loop,
                                                           LlmServerOptions options);
+  // Stops serving and drops requests in flight. Call from a thread other than the loop's, while
+  // the loop still runs (it finishes tear-down there).
   ~LlmServer();
   int port() const;
 
