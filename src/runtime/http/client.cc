@@ -19,90 +19,13 @@
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/http.hpp"
 #include "runtime/http/http.h"
+#include "runtime/http/client_core.h"
 #include "runtime/http/io_gate.h"
 #include "runtime/http/url.h"
 
 namespace sluice::runtime::http {
+namespace internal::client {
 namespace {
-
-namespace asio = boost::asio;
-namespace bhttp = boost::beast::http;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-using Clock = std::chrono::steady_clock;
-
-std::chrono::nanoseconds ToChrono(absl::Duration d) {
-  if (d > absl::Hours(24 * 365)) d = absl::Hours(24 * 365);  // "forever" without overflow
-  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
-}
-
-struct Conn {
-  explicit Conn(asio::io_context& io) : socket(io) {}
-  tcp::socket socket;
-  boost::beast::flat_buffer buffer;  // reused across the connection's responses
-  std::optional<bhttp::response_parser<bhttp::string_body>> parser;
-  Clock::time_point idle_since;
-  bool reused = false;  // came from the idle pool: the peer may have closed it meanwhile
-};
-
-// Op phases: kQueued (waiting for a connection slot) | kConnecting -> kExchanging -> done.
-enum class Phase { kQueued, kConnecting, kExchanging, kDone };
-
-struct Op {
-  Op(asio::io_context& io, Client::Callback cb) : timer(io), done(std::move(cb)) {}
-  Endpoint to;
-  std::string key;  // to.ToString()
-  bhttp::request<bhttp::string_body> request;
-  asio::steady_timer timer;
-  Client::Callback done;
-  Clock::time_point deadline;
-  Phase phase = Phase::kQueued;
-  std::shared_ptr<Conn> conn;
-  uint64_t timer_gen = 0;  // a timer handler of an older arming does nothing
-  bool retried = false;
-};
-
-struct Pool {
-  std::vector<std::shared_ptr<Conn>> idle;
-  int open = 0;  // idle + active + connecting
-  std::deque<std::shared_ptr<Op>> waiting;
-};
-
-// The client proper; Client::Impl and Fetch both use it. All methods but Send run on the
-// io_context's thread.
-class ClientCore : public std::enable_shared_from_this<ClientCore> {
- public:
-  ClientCore(asio::io_context& io, std::shared_ptr<internal::IoGate> gate, ClientOptions options)
-      : io_(io), gate_(std::move(gate)), options_(options) {}
-
-  // Thread-safe.
-  void Send(const Endpoint& to, Request req, absl::Duration timeout, Client::Callback done);
-  // Closes everything; callbacks of unfinished requests are destroyed uncalled.
-  void Shutdown();
-  const std::shared_ptr<internal::IoGate>& gate() const { return gate_; }
-
- private:
-  void Start(std::shared_ptr<Op> op);
-  void Acquire(const std::shared_ptr<Op>& op);
-  void Connect(const std::shared_ptr<Op>& op);
-  void OnConnected(const std::shared_ptr<Op>& op, error_code ec);
-  void Exchange(const std::shared_ptr<Op>& op);
-  void OnRead(const std::shared_ptr<Op>& op, error_code ec);
-  bool MaybeRetry(const std::shared_ptr<Op>& op, error_code ec);
-  void ArmTimer(const std::shared_ptr<Op>& op, Clock::time_point at);
-  void OnTimer(const std::shared_ptr<Op>& op);
-  void Complete(const std::shared_ptr<Op>& op, absl::StatusOr<Response> result, bool keep);
-  void Release(Pool& pool, std::shared_ptr<Conn> conn, bool keep);
-  void Pump(Pool& pool);
-  absl::Status Failure(const Op& op, const char* what, error_code ec) const;
-
-  asio::io_context& io_;
-  std::shared_ptr<internal::IoGate> gate_;
-  const ClientOptions options_;
-  absl::flat_hash_map<std::string, Pool> pools_;
-  absl::flat_hash_map<Op*, std::shared_ptr<Op>> active_;  // connecting or exchanging
-  bool shut_ = false;
-};
 
 // Builds the wire request; Beast throws on a few malformed inputs, so catch at this boundary.
 absl::Status BuildRequest(const Endpoint& to, Request& req,
@@ -130,31 +53,34 @@ absl::Status BuildRequest(const Endpoint& to, Request& req,
 }
 
 Response ToResponse(bhttp::response<bhttp::string_body>& msg) {
-  Response out;
-  out.status = static_cast<int>(msg.result_int());
-  out.content_type.clear();
-  for (const auto& field : msg) {
-    std::string name(field.name_string());
-    absl::AsciiStrToLower(&name);
-    if (name == "content-type") {
-      out.content_type = std::string(field.value());
-    } else {
-      out.headers.emplace_back(std::move(name), std::string(field.value()));
-    }
-  }
+  Response out = HeadOf(msg);
   out.body = std::move(msg.body());
   return out;
 }
 
+}  // namespace
+
 void ClientCore::Send(const Endpoint& to, Request req, absl::Duration timeout,
                       Client::Callback done) {
-  auto op = std::make_shared<Op>(io_, std::move(done));
+  Launch(std::make_shared<Op>(io_, std::move(done)), to, std::move(req), timeout);
+}
+
+void ClientCore::SendStream(const Endpoint& to, Request req, absl::Duration timeout,
+                            StreamHandlers h) {
+  auto op = std::make_shared<Op>(io_, nullptr);
+  op->stream = std::make_unique<StreamHandlers>(std::move(h));
+  op->stream_buffer = std::make_unique<std::array<char, 16 << 10>>();
+  Launch(std::move(op), to, std::move(req), timeout);
+}
+
+void ClientCore::Launch(std::shared_ptr<Op> op, const Endpoint& to, Request req,
+                        absl::Duration timeout) {
   op->to = to;
   op->key = to.ToString();
   op->deadline = Clock::now() + ToChrono(timeout);
   if (absl::Status s = BuildRequest(to, req, op->request); !s.ok()) {
     gate_->Dispatch([self = shared_from_this(), op, s]() mutable {
-      if (!self->shut_) op->done(s);
+      self->Complete(op, s, false);
     });
     return;
   }
@@ -235,6 +161,7 @@ void ClientCore::OnConnected(const std::shared_ptr<Op>& op, error_code ec) {
 void ClientCore::Exchange(const std::shared_ptr<Op>& op) {
   op->phase = Phase::kExchanging;
   op->conn->parser.reset();  // MaybeRetry asks whether *this* answer began
+  op->conn->stream_parser.reset();
   active_.emplace(op.get(), op);
   bhttp::async_write(
       op->conn->socket, op->request,
@@ -244,6 +171,7 @@ void ClientCore::Exchange(const std::shared_ptr<Op>& op) {
           if (!self->MaybeRetry(op, ec)) self->Complete(op, self->Failure(*op, "send", ec), false);
           return;
         }
+        if (op->stream) return self->ReadStreamed(op, conn);
         conn->parser.emplace();
         conn->parser->body_limit(std::numeric_limits<uint64_t>::max());
         conn->parser->skip(op->request.method() == bhttp::verb::head);  // no body follows
@@ -269,7 +197,8 @@ void ClientCore::OnRead(const std::shared_ptr<Op>& op, error_code ec) {
 bool ClientCore::MaybeRetry(const std::shared_ptr<Op>& op, error_code ec) {
   const bool peer_closed = ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
                            ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
-  const bool got_some = op->conn->parser.has_value() && op->conn->parser->got_some();
+  const bool got_some = (op->conn->parser.has_value() && op->conn->parser->got_some()) ||
+                        (op->conn->stream_parser.has_value() && op->conn->stream_parser->got_some());
   if (!peer_closed || !op->conn->reused || op->retried || got_some) return false;
   active_.erase(op.get());
   Release(pools_[op->key], std::move(op->conn), false);
@@ -321,7 +250,10 @@ void ClientCore::Complete(const std::shared_ptr<Op>& op, absl::StatusOr<Response
   Pump(pool);
   Client::Callback done = std::move(op->done);
   op->done = nullptr;
-  if (!shut_ && done) done(std::move(result));
+  std::unique_ptr<StreamHandlers> stream = std::move(op->stream);
+  if (shut_) return;
+  if (done) done(std::move(result));
+  if (stream && stream->done) stream->done(result.status());
 }
 
 void ClientCore::Release(Pool& pool, std::shared_ptr<Conn> conn, bool keep) {
@@ -352,6 +284,7 @@ void ClientCore::Shutdown() {
   active_.clear();
   for (auto& [raw, op] : active) {
     op->done = nullptr;
+    op->stream.reset();
     Complete(op, absl::CancelledError("client shut down"), false);
   }
   for (auto& [key, pool] : pools_) {
@@ -364,19 +297,20 @@ void ClientCore::Shutdown() {
       ++op->timer_gen;
       op->timer.cancel();
       op->done = nullptr;
+      op->stream.reset();
     }
     pool.waiting.clear();
   }
 }
 
-}  // namespace
+}  // namespace internal::client
 
-struct Client::Impl : ClientCore {
+struct Client::Impl : internal::client::ClientCore {
   using ClientCore::ClientCore;
 };
 
 Client::Client(EventLoop& loop, const ClientOptions& options)
-    : impl_(std::make_shared<Impl>(*static_cast<asio::io_context*>(loop.native_io_context()),
+    : impl_(std::make_shared<Impl>(*static_cast<boost::asio::io_context*>(loop.native_io_context()),
                                    loop.gate(), options)) {}
 
 Client::~Client() {
@@ -388,15 +322,20 @@ void Client::Send(const Endpoint& to, Request req, absl::Duration timeout, Callb
   impl_->Send(to, std::move(req), timeout, std::move(done));
 }
 
+void Client::Stream(const Endpoint& to, Request req, absl::Duration timeout,
+                    StreamHandlers handlers) {
+  impl_->SendStream(to, std::move(req), timeout, std::move(handlers));
+}
+
 absl::StatusOr<Response> Fetch(const Endpoint& to, Request req, absl::Duration timeout) {
-  asio::io_context io(1);
+  boost::asio::io_context io(1);
   auto gate = std::make_shared<internal::IoGate>(&io);
   absl::StatusOr<Response> result = absl::InternalError("Fetch: the request never completed");
   {
-    auto core = std::make_shared<ClientCore>(io, gate, ClientOptions{});
+    auto core = std::make_shared<internal::client::ClientCore>(io, gate, ClientOptions{});
     core->Send(to, std::move(req), timeout,
                [&result](absl::StatusOr<Response> r) { result = std::move(r); });
-    error_code ec;
+    boost::system::error_code ec;
     io.run(ec);
     core->Shutdown();
   }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,19 +55,49 @@ struct Response {
 Response ErrorResponse(int status, const std::string& message);
 Response JsonResponse(int status, std::string body);
 
-// Answers one request. Call exactly once, from any thread; a Responder dropped without being
-// called answers 500 "handler dropped the request".
+// The body of an answer written piece by piece as it is produced (server-sent events, token
+// streams): HTTP/1.1 chunked transfer encoding, one chunk per Write; an HTTP/1.0 peer gets the
+// bytes unframed and the connection closed at the end. Obtained from Responder::Stream.
+// Thread safety: every method may be called from any thread; pieces written from one thread
+// go out in order.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Queues `data` as the next piece (empty data is ignored). No-op after End(), once the peer
+  // has left, or after the server stopped.
+  virtual void Write(std::string data) = 0;
+  // Ends the body (the last chunk) once the queued pieces are out. Idempotent. Dropping the last
+  // reference without End() aborts instead: the connection is closed mid-body, so the client
+  // sees a truncated answer (an error), never a short one that looks complete.
+  virtual void End() = 0;
+  // False once the peer has gone or the stream was ended: a producer may stop early.
+  virtual bool open() const = 0;
+};
+
+// Answers one request. Call exactly once (operator() or Stream), from any thread; a Responder
+// dropped without being called answers 500 "handler dropped the request".
 class Responder {
  public:
+  using StartStream = absl::AnyInvocable<std::shared_ptr<ResponseStream>(Response head)>;
   Responder() = default;
   explicit Responder(absl::AnyInvocable<void(Response)> send) : send_(std::move(send)) {}
+  // A Responder that can also stream (the Server's).
+  Responder(absl::AnyInvocable<void(Response)> send, StartStream start_stream)
+      : send_(std::move(send)), start_stream_(std::move(start_stream)) {}
   Responder(Responder&&) = default;
   Responder& operator=(Responder&&) = default;
   ~Responder();
   void operator()(Response response);
+  // Starts a streamed answer: head's status, content type and headers now, head.body (if any)
+  // as the first piece, then the stream's Writes. Consumes the Responder like operator().
+  // A Responder without stream support (built from one callback, as in tests) returns a stream
+  // that collects the pieces and sends one whole Response at End() (500 if dropped unended).
+  // Called on a used Responder: a stream that is closed from the start.
+  std::shared_ptr<ResponseStream> Stream(Response head);
 
  private:
   absl::AnyInvocable<void(Response)> send_;
+  StartStream start_stream_;
 };
 
 using Handler = std::function<void(Request&, Responder)>;
@@ -161,6 +192,17 @@ struct ClientOptions {
   absl::Duration idle_timeout = absl::Seconds(30);
 };
 
+// Callbacks of Client::Stream, all on the loop thread, in this order: on_head once (status and
+// headers; body empty) when the header has arrived, on_data for each piece of body as it arrives
+// (transfer chunks may be split or merged; de-chunked), then done exactly once: OK after the
+// whole body, or the error (Unavailable, DeadlineExceeded), possibly before on_head. Any of them
+// may be empty.
+struct StreamHandlers {
+  absl::AnyInvocable<void(const Response& head)> on_head;
+  absl::AnyInvocable<void(std::string_view data)> on_data;
+  absl::AnyInvocable<void(absl::Status status)> done;
+};
+
 // Asynchronous HTTP/1.1 client with a keep-alive connection pool per endpoint, on `loop`.
 // Errors: Unavailable (connect refused/reset, naming the endpoint), DeadlineExceeded (timeout).
 // A non-2xx answer is a Response, not an error. Thread safety: Send from any thread; callbacks
@@ -175,6 +217,9 @@ class Client {
   ~Client();
   // `req.target` is sent as is; `req.path`/`params` are ignored. Host header is added.
   void Send(const Endpoint& to, Request req, absl::Duration timeout, Callback done);
+  // Like Send, but the body is handed over piece by piece as it arrives (see StreamHandlers).
+  // `timeout` bounds the whole exchange, streamed body included.
+  void Stream(const Endpoint& to, Request req, absl::Duration timeout, StreamHandlers handlers);
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "runtime/http/http.h"
 #include "runtime/http/url.h"
@@ -75,7 +76,58 @@ void Responder::operator()(Response response) {
   if (!send_) return;  // answered already, or default-constructed
   auto send = std::move(send_);
   send_ = nullptr;
+  start_stream_ = nullptr;
   send(std::move(response));
+}
+
+namespace {
+
+// The stream of a Responder that cannot stream: collects the pieces, sends one Response at End.
+class BufferedStream : public ResponseStream {
+ public:
+  BufferedStream(Response head, absl::AnyInvocable<void(Response)> send)
+      : head_(std::move(head)), send_(std::move(send)) {}
+  ~BufferedStream() override {
+    if (send_) send_(ErrorResponse(500, "handler dropped the stream"));
+  }
+  void Write(std::string data) override {
+    absl::MutexLock lock(&mu_);
+    if (send_) head_.body += data;
+  }
+  void End() override {
+    absl::AnyInvocable<void(Response)> send;
+    Response whole;
+    {
+      absl::MutexLock lock(&mu_);
+      send = std::move(send_);
+      send_ = nullptr;
+      whole = std::move(head_);
+    }
+    if (send) send(std::move(whole));
+  }
+  bool open() const override {
+    absl::MutexLock lock(&mu_);
+    return send_ != nullptr;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  Response head_ ABSL_GUARDED_BY(mu_);
+  absl::AnyInvocable<void(Response)> send_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::shared_ptr<ResponseStream> Responder::Stream(Response head) {
+  auto send = std::move(send_);
+  send_ = nullptr;
+  auto start = std::move(start_stream_);
+  start_stream_ = nullptr;
+  if (start) return start(std::move(head));
+  const bool used = !send;
+  auto stream = std::make_shared<BufferedStream>(std::move(head), std::move(send));
+  if (used) stream->End();  // closed from the start
+  return stream;
 }
 
 absl::StatusOr<Endpoint> Endpoint::Parse(const std::string& url) {

@@ -18,93 +18,24 @@
 #include "boost/beast/http.hpp"
 #include "runtime/http/http.h"
 #include "runtime/http/io_gate.h"
+#include "runtime/http/server_conn.h"
 #include "runtime/http/url.h"
 
 namespace sluice::runtime::http {
+namespace internal::server {
 namespace {
-
-namespace asio = boost::asio;
-namespace bhttp = boost::beast::http;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 constexpr uint32_t kHeaderLimitBytes = 64 << 10;
 constexpr auto kDrainLimit = std::chrono::seconds(2);
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
-// Immutable after Start: shared by the Server and its Conns.
-struct Shared {
-  Router router;
-  ServerOptions options;
-  std::shared_ptr<internal::IoGate> gate;
-};
-
-class Conn;
-
-// The server proper (Server::Impl is this); Conns point back at it weakly. Loop thread only,
-// but for the counters.
-struct ServerCore : std::enable_shared_from_this<ServerCore> {
-  explicit ServerCore(asio::io_context& io) : acceptor(io), sweep(io), retry(io) {}
-  void Accept();
-  void Sweep();
-  void StopOnLoop();
-
-  std::shared_ptr<const Shared> shared;
-  tcp::acceptor acceptor;
-  asio::steady_timer sweep;
-  asio::steady_timer retry;  // re-accept after an accept error
-  absl::flat_hash_map<Conn*, std::shared_ptr<Conn>> conns;  // loop thread only
-  std::atomic<int64_t> accepted{0};
-  std::atomic<int64_t> open{0};
-  int port = 0;
-  bool stopped = false;  // loop thread only
-};
-
-// Conn states: kReading (waiting for or reading a request) -> kHandling (the handler owns the
-// Responder) -> kWriting -> kReading (keep-alive) | kClosed. A malformed or oversized request
-// goes kReading -> kWriting (the 4xx) -> kDraining (we sent FIN; reading until the peer's FIN
-// so our close does not reset the answer away) -> kClosed. Any state -> kClosed on error,
-// idle timeout or Server::Stop.
-enum class ConnState { kReading, kHandling, kWriting, kDraining, kClosed };
-
-class Conn : public std::enable_shared_from_this<Conn> {
- public:
-  Conn(tcp::socket socket, std::shared_ptr<const Shared> shared, std::weak_ptr<ServerCore> srv)
-      : socket_(std::move(socket)), shared_(std::move(shared)), server_(std::move(srv)) {}
-
-  void Start() { ReadHeader(); }
-  void Close();
-  // Closes the connection if it has waited too long in a waiting state.
-  void CloseIfIdle(SteadyTime now, std::chrono::nanoseconds idle_timeout);
-  void Reply(uint64_t seq, Response response);
-
- private:
-  void ReadHeader();
-  void OnHeader(error_code ec);
-  void OnRequest();
-  void OnReadError(error_code ec);
-  void Write(Response response, bool keep_alive);
-  void OnWrite(error_code ec);
-  void Drain();
-
-  tcp::socket socket_;
-  std::shared_ptr<const Shared> shared_;
-  std::weak_ptr<ServerCore> server_;
-  boost::beast::flat_buffer buffer_;  // reused across the connection's requests
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  bhttp::response<bhttp::string_body> response_;
-  ConnState state_ = ConnState::kReading;
-  SteadyTime since_ = std::chrono::steady_clock::now();  // entered the current state
-  uint64_t seq_ = 0;                                     // requests read so far
-  bool keep_alive_ = true;
-  unsigned version_ = 11;  // of the request being answered
-};
+}  // namespace
 
 void Conn::Close() {
   if (state_ == ConnState::kClosed) return;
   auto self = shared_from_this();  // the server's map may hold the last reference
   state_ = ConnState::kClosed;
+  if (stream_open_) stream_open_->store(false, std::memory_order_release);
   error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
@@ -189,15 +120,19 @@ void Conn::OnRequest() {
   version_ = msg.version();
   state_ = ConnState::kHandling;
   const uint64_t seq = ++seq_;
-  Responder respond([weak = weak_from_this(), gate = shared_->gate, seq](Response r) mutable {
-    if (gate->InLoop()) {  // the common case: answered inside the handler
-      if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
-      return;
-    }
-    gate->Post([weak = std::move(weak), seq, r = std::move(r)]() mutable {
-      if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
-    });
-  });
+  Responder respond(
+      [weak = weak_from_this(), gate = shared_->gate, seq](Response r) mutable {
+        if (gate->InLoop()) {  // the common case: answered inside the handler
+          if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
+          return;
+        }
+        gate->Post([weak = std::move(weak), seq, r = std::move(r)]() mutable {
+          if (auto conn = weak.lock()) conn->Reply(seq, std::move(r));
+        });
+      },
+      [weak = weak_from_this(), gate = shared_->gate, seq](Response head) {
+        return MakeConnStream(weak, gate, seq, std::move(head));
+      });
   shared_->router.Dispatch(req, std::move(respond));
 }
 
@@ -312,9 +247,16 @@ void ServerCore::StopOnLoop() {
   for (auto& [raw, conn] : all) conn->Close();
 }
 
+}  // namespace internal::server
+
+namespace {
+namespace asio = boost::asio;
+using boost::system::error_code;
+using tcp = asio::ip::tcp;
+using internal::server::Shared;
 }  // namespace
 
-struct Server::Impl : ServerCore {
+struct Server::Impl : internal::server::ServerCore {
   using ServerCore::ServerCore;
 };
 

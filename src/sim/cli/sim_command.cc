@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "core/perf/perf_model.h"
 #include "sim/cli/llm_command.h"
+#include "sim/cli/llm_profile_command.h"
 #include "sim/cli/predict_command.h"
 #include "sim/cli/profile_command.h"
 #include "sim/experiment/experiment_loader.h"
@@ -137,6 +138,7 @@ void RegisterSim(CLI::App& app, int& exit_code) {
   });
   RegisterSimProfile(*sim, exit_code);
   RegisterSimPredict(*sim, exit_code);
+  RegisterSimLlmProfile(*sim, exit_code);
 }
 
 }  // namespace sluice::sim

@@ -3,11 +3,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/perf/llm_perf_fit.h"
+#include "core/perf/llm_perf_model.h"
 #include "sim/workload/file_io.h"
 
 namespace sluice::sim {
@@ -61,6 +63,34 @@ absl::Status FitAllReduceOne(const std::string& path, const char* sku) {
   return absl::OkStatus();
 }
 
+// Dilu's only LLM table (llama2-7b, GPU and stack undocumented; latency per decode step by
+// inspection) against the model's A100 decode step with 512-token contexts, full GPU rows only.
+absl::Status CrossCheckDilu(const std::string& data_dir) {
+  std::string path = absl::StrCat(data_dir, "/dilu-artifacts/profiles_bs_sm/bs_sm_llama2.csv");
+  if (!Exists(path)) {
+    std::printf("== LLM vs Dilu: skipped, %s is absent\n", path.c_str());
+    return absl::OkStatus();
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadFileMaybeXz(path));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::ProfilePoint> rows,
+                          core::ParseDiluProfile(text, path, "llama2-7b"));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<core::LlmPerfModel> m,
+                          core::BuiltinLlmModel("llama2-7b", "a100", 1));
+  std::printf("== LLM vs Dilu bs_sm_llama2 (100%% SM), decode step, ours: A100, 512-token "
+              "contexts\n   batch  dilu_ms  ours_ms  dilu/dilu(1)  ours/ours(1)\n");
+  double dilu1 = 0, ours1 = absl::ToDoubleMilliseconds(m->DecodeTime(1, 512));
+  for (const core::ProfilePoint& p : rows) {
+    if (p.sm_share < 0.999)
+      continue;
+    double ours = absl::ToDoubleMilliseconds(m->DecodeTime(p.batch, int64_t{p.batch} * 512));
+    if (p.batch == 1)
+      dilu1 = p.latency_s * 1e3;
+    std::printf("   %5d  %7.2f  %7.2f  %12.3f  %12.3f\n", p.batch, p.latency_s * 1e3, ours,
+                dilu1 > 0 ? p.latency_s * 1e3 / dilu1 : 0.0, ours / ours1);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status FitLlmTables(const std::string& data_dir) {
@@ -91,7 +121,7 @@ absl::Status FitLlmTables(const std::string& data_dir) {
     }
     SLUICE_RETURN_IF_ERROR(FitAllReduceOne(path, sku));
   }
-  return absl::OkStatus();
+  return CrossCheckDilu(data_dir);
 }
 
 }  // namespace sluice::sim

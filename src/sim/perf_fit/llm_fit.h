@@ -11,7 +11,8 @@
 
 namespace sluice::sim {
 
-// `data_dir` holds vidur-profiling-subset/. OK when the subset is absent (skipped); an error
+// `data_dir` holds vidur-profiling-subset/ (and dilu-artifacts/ for a cross-check table). OK
+// when the subset is absent (skipped); an error
 // naming the file for a table that exists but does not parse or fit.
 [[nodiscard]] absl::Status FitLlmTables(const std::string& data_dir);
 
