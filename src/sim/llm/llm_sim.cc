@@ -13,10 +13,8 @@
 namespace sluice::sim::llm {
 namespace {
 
-#ifdef SLUICE_HAVE_ZIGZAG
 // Branch-and-bound nodes per zigzag solve (core/llm's deterministic limit instead of wall time).
 constexpr int kZigzagNodeLimit = 50;  // core/llm benchmarks the simulator shape at 50
-#endif
 
 class CoreScaler : public ScaleDecider {
  public:
@@ -51,15 +49,6 @@ core::llm::LlmScalerConfig FillBounds(core::llm::LlmScalerConfig c, const LlmFun
   return c;
 }
 
-#ifndef SLUICE_HAVE_ZIGZAG
-absl::StatusOr<core::llm::ZigzagPlan> BestEffortPlan(const core::llm::ZigzagInput& in) {
-  const int cap = in.max_target_layers < 0 ? in.num_layers / 2 : in.max_target_layers;
-  core::llm::ZigzagPlan p;
-  p.method = "best-effort";
-  p.target_layers.assign(in.weight.size(), std::min(in.layers_loaded, cap));
-  return p;
-}
-#endif
 
 }  // namespace
 
@@ -87,7 +76,6 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
     filled.allow_mutation = set.mutation;
     return std::make_unique<CoreScaler>(filled);
   };
-#ifdef SLUICE_HAVE_ZIGZAG
   if (set.live == core::llm::LiveMode::kZigzag) {
     deps.plan_live = [](core::llm::ZigzagInput in) {
       in.node_limit = kZigzagNodeLimit;  // a deterministic stop: runs must repeat bit for bit
@@ -95,10 +83,6 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
     };
   }
   if (set.live == core::llm::LiveMode::kBestEffort) deps.plan_live = core::llm::PlanBestEffort;
-#else
-  // core/llm's planner is not on this branch yet: both modes use best effort (zigzag.h's rule).
-  if (set.live != core::llm::LiveMode::kOff) deps.plan_live = BestEffortPlan;
-#endif
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<LlmEngine> engine,
                           LlmEngine::Create(config, policy, std::move(deps)));
   return engine->Run();
