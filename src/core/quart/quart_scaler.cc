@@ -63,6 +63,10 @@ absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConf
   if (config.period <= absl::ZeroDuration() || config.period == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError("field 'period': must be finite and > 0");
   }
+  const double f = config.correction_bound_factor;
+  if (!std::isfinite(f) || !(f == 0 || f >= 1)) {
+    return absl::InvalidArgumentError("field 'correction_bound_factor': must be 0 or >= 1");
+  }
   std::vector<CpuStageProfile> profiles;
   for (size_t i = 0; i < config.stages.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(ValidateStage(i, config.stages[i]));
@@ -129,9 +133,11 @@ void QuartScaler::Correct(const std::vector<StageEstimate>& est, absl::Duration 
     const int need = ReplicasForTarget(samples_[i].arrival_rps, spec.service_rps,
                                        spec.latency_target, spec.max_replicas,
                                        d.stages[i].predicted_cv, spec.service_cv);
-    const int cap = std::max(0, need - total) + (starting > 0 ? 0 : 1);
+    const double factor = config_.correction_bound_factor;
+    const int bound = static_cast<int>(std::ceil(factor * need - 1e-9));
+    const int cap = std::max(0, bound - total) + (starting > 0 ? 0 : 1);
     int up = std::max(0, static_cast<int>(std::ceil(out - 1e-9)) - starting);
-    if (config_.model_bounded_correction) up = std::min(up, cap);
+    if (factor > 0) up = std::min(up, cap);
     d.stages[i].replica_delta = std::min(up, spec.max_replicas - total);
   }
 }

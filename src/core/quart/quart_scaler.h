@@ -35,9 +35,12 @@ struct QuartConfig {
   SmootherConfig smoother;
   CpuCompensatorConfig cpu;
   absl::Duration period = absl::Seconds(1);  // decision period (> 0)
-  // true: the PID's increment is capped at the G/G/c need over ready + starting replicas, plus
-  // one probing replica when none is starting. false: the paper's bare PID (Eq. 2-3).
-  bool model_bounded_correction = true;
+  // > 0: the PID's increment is capped at ceil(factor x the G/G/c need) over ready + starting
+  // replicas, plus one probing replica when none is starting; 0: the paper's bare PID (Eq. 2-3).
+  // 1.5 and why: docs/quart.md, "Corrector" (the bare PID overshoots an overload by up to
+  // kp x error_limit replicas a window; a cap at the need itself (1.0) leaves a profile that
+  // is optimistic to the one-replica probe and doubles the time over target).
+  double correction_bound_factor = 1.5;  // 0 or >= 1
 };
 
 // What was measured at one stage over the last window.
