@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+
 #include "core/quart/mmc_model.h"
 
 namespace sluice::core {
@@ -30,7 +31,8 @@ absl::StatusOr<CpuCompensator> CpuCompensator::Create(const CpuCompensatorConfig
     if (p.cores_per_worker < 1) {
       return absl::InvalidArgumentError(at + "cores_per_worker': must be >= 1");
     }
-    if (p.max_workers < 0) return absl::InvalidArgumentError(at + "max_workers': must be >= 0");
+    if (p.max_workers < 0)
+      return absl::InvalidArgumentError(at + "max_workers': must be >= 0");
   }
   return CpuCompensator(config, std::move(profiles));
 }
@@ -41,11 +43,12 @@ CpuAction CpuCompensator::DecideStage(int i, const CpuStageView& v, int& free_co
   StageState& st = states_[i];
   CpuAction a;
   a.stage = i;
-  const int needed = ReplicasForTarget(v.arrival_rps, v.service_rps, v.target,
-                                       kUnboundedReplicas, v.arrival_cv);
+  const int needed =
+      ReplicasForTarget(v.arrival_rps, v.service_rps, v.target, kUnboundedReplicas, v.arrival_cv);
   const int short_by = std::max(0, needed - v.ready_replicas);
   a.gpu_replicas_short = short_by;
-  if (short_by == 0) st.state = CpuCompensationState::kIdle;
+  if (short_by == 0)
+    st.state = CpuCompensationState::kIdle;
   if (st.state == CpuCompensationState::kCompensating && now - st.since >= config_.max_duration) {
     st.state = CpuCompensationState::kExhausted;
   }
@@ -62,7 +65,8 @@ CpuAction CpuCompensator::DecideStage(int i, const CpuStageView& v, int& free_co
     st.since = now;
   }
   a.worker_delta = wanted - v.cpu_workers;
-  if (a.worker_delta > 0) free_cores -= a.worker_delta * p.cores_per_worker;
+  if (a.worker_delta > 0)
+    free_cores -= a.worker_delta * p.cores_per_worker;
   // Escalate when the workers the stage may run leave it short.
   a.escalate = short_by > 0 && wanted / p.cpu_slowdown + 1e-9 < short_by;
   return a;
@@ -74,7 +78,8 @@ std::vector<CpuAction> CpuCompensator::Decide(const std::vector<CpuStageView>& v
   int free = std::max(0, free_cores);
   for (size_t i = 0; i < views.size() && i < profiles_.size(); ++i) {
     CpuAction a = DecideStage(static_cast<int>(i), views[i], free, now);
-    if (a.worker_delta != 0 || a.escalate) out.push_back(a);
+    if (a.worker_delta != 0 || a.escalate)
+      out.push_back(a);
   }
   return out;
 }
@@ -82,7 +87,8 @@ std::vector<CpuAction> CpuCompensator::Decide(const std::vector<CpuStageView>& v
 absl::Time CpuCompensator::NextWakeup() const {
   absl::Time t = absl::InfiniteFuture();
   for (const StageState& s : states_) {
-    if (s.state == CpuCompensationState::kCompensating) t = std::min(t, s.since + config_.max_duration);
+    if (s.state == CpuCompensationState::kCompensating)
+      t = std::min(t, s.since + config_.max_duration);
   }
   return t;
 }

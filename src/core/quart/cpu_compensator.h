@@ -30,10 +30,10 @@ struct CpuCompensatorConfig {
 // One stage's state this decision.
 struct CpuStageView {
   double arrival_rps = 0;
-  double service_rps = 0;    // mu of one GPU replica
-  int ready_replicas = 0;    // GPU replicas serving now
-  int cpu_workers = 0;       // CPU workers serving now
-  absl::Duration target;     // the stage's latency target
+  double service_rps = 0;  // mu of one GPU replica
+  int ready_replicas = 0;  // GPU replicas serving now
+  int cpu_workers = 0;     // CPU workers serving now
+  absl::Duration target;   // the stage's latency target
   double arrival_cv = 1.0;
 };
 

@@ -7,7 +7,9 @@
 namespace sluice::core {
 namespace {
 
-double Clean(double x) { return std::isfinite(x) && x > 0 ? x : 0.0; }
+double Clean(double x) {
+  return std::isfinite(x) && x > 0 ? x : 0.0;
+}
 
 }  // namespace
 

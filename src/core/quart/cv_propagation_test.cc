@@ -28,9 +28,11 @@ TEST(PredictStageCvs, SmoothEntryGrowsBurstyEntryShrinks) {
   const std::vector<double> low = PredictStageCvs(0.1, stages);
   ASSERT_EQ(low.size(), 5u);
   EXPECT_EQ(low[0], 0.1);
-  for (size_t i = 1; i < low.size(); ++i) EXPECT_GT(low[i], low[i - 1]);
+  for (size_t i = 1; i < low.size(); ++i)
+    EXPECT_GT(low[i], low[i - 1]);
   const std::vector<double> high = PredictStageCvs(4.0, stages);
-  for (size_t i = 1; i < high.size(); ++i) EXPECT_LT(high[i], high[i - 1]);
+  for (size_t i = 1; i < high.size(); ++i)
+    EXPECT_LT(high[i], high[i - 1]);
 }
 
 TEST(PredictStageCvs, BadInputCountsAsZero) {

@@ -21,14 +21,16 @@ class NodeIndex {
       keys_[j] = std::max(0, nodes[j].key_instances);
       by_key_.insert({keys_[j], -free_[j], i});
       by_free_.insert({free_[j], i});
-      for (const StageKey& s : nodes[j].cached) caching_[s].push_back(i);
+      for (const StageKey& s : nodes[j].cached)
+        caching_[s].push_back(i);
     }
   }
 
   // Most dispersed node with room: fewest key instances, then most free GPUs. -1 if none.
   int DispersedChoice(int gpus) const {
     for (const auto& [keys, neg_free, i] : by_key_) {
-      if (-neg_free >= gpus) return i;
+      if (-neg_free >= gpus)
+        return i;
     }
     return -1;
   }
@@ -41,10 +43,12 @@ class NodeIndex {
   template <typename Better>
   int CachingChoice(const StageKey& stage, int gpus, Better better) const {
     auto it = caching_.find(stage);
-    if (it == caching_.end()) return -1;
+    if (it == caching_.end())
+      return -1;
     int best = -1;
     for (int i : it->second) {
-      if (free_[i] >= gpus && (best < 0 || better(i, best))) best = i;
+      if (free_[i] >= gpus && (best < 0 || better(i, best)))
+        best = i;
     }
     return best;
   }
@@ -52,7 +56,8 @@ class NodeIndex {
     by_key_.erase({keys_[i], -free_[i], i});
     by_free_.erase({free_[i], i});
     free_[i] -= gpus;
-    if (key) ++keys_[i];
+    if (key)
+      ++keys_[i];
     by_key_.insert({keys_[i], -free_[i], i});
     by_free_.insert({free_[i], i});
   }
@@ -61,9 +66,11 @@ class NodeIndex {
   const std::vector<int>& key_counts() const { return keys_; }
   bool Caches(int i, const StageKey& stage) const {
     auto it = caching_.find(stage);
-    if (it == caching_.end()) return false;
+    if (it == caching_.end())
+      return false;
     for (int j : it->second) {
-      if (j == i) return true;
+      if (j == i)
+        return true;
     }
     return false;
   }
@@ -80,12 +87,15 @@ class NodeIndex {
 
 double KlFromUniform(const std::vector<int>& counts) {
   double total = 0;
-  for (int c : counts) total += std::max(0, c);
-  if (total <= 0 || counts.empty()) return 0.0;
+  for (int c : counts)
+    total += std::max(0, c);
+  if (total <= 0 || counts.empty())
+    return 0.0;
   const double m = static_cast<double>(counts.size());
   double kl = 0;
   for (int c : counts) {
-    if (c <= 0) continue;
+    if (c <= 0)
+      continue;
     const double p = c / total;
     kl += p * std::log(p * m);
   }
@@ -107,15 +117,18 @@ PlacementOutcome DispersedPlacement::Place(const std::vector<CacheNode>& nodes,
   NodeIndex index(nodes);
   out.kl_before = KlFromUniform(index.key_counts());
   auto place = [&](size_t r, int node) {
-    if (node < 0) return;
+    if (node < 0)
+      return;
     const StageRequest& q = requests[r];
-    if (index.Caches(node, q.stage)) ++out.cache_hits;
+    if (index.Caches(node, q.stage))
+      ++out.cache_hits;
     index.Take(node, std::max(1, q.gpus), q.key);
     out.nodes[r] = nodes[node].id;
     ++out.placed;
   };
   for (size_t r = 0; r < requests.size(); ++r) {
-    if (!requests[r].key) continue;
+    if (!requests[r].key)
+      continue;
     const int gpus = std::max(1, requests[r].gpus);
     const int spread = index.DispersedChoice(gpus);
     const int cached = index.CachingChoice(requests[r].stage, gpus, [&](int a, int b) {
@@ -123,11 +136,13 @@ PlacementOutcome DispersedPlacement::Place(const std::vector<CacheNode>& nodes,
     });
     // A caching node with room implies a dispersed choice exists (spread >= 0).
     const bool use_cache =
-        cached >= 0 && (spread < 0 || index.keys(cached) <= index.keys(spread) + config_.cache_slack);
+        cached >= 0 &&
+        (spread < 0 || index.keys(cached) <= index.keys(spread) + config_.cache_slack);
     place(r, use_cache ? cached : spread);
   }
   for (size_t r = 0; r < requests.size(); ++r) {
-    if (requests[r].key) continue;
+    if (requests[r].key)
+      continue;
     const int gpus = std::max(1, requests[r].gpus);
     const int cached = index.CachingChoice(
         requests[r].stage, gpus, [&](int a, int b) { return index.free(a) < index.free(b); });

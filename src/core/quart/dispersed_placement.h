@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "common/ids.h"
 
 namespace sluice::core {
@@ -27,9 +28,9 @@ struct StageKey {
 // A node as the scheduler sees it.
 struct CacheNode {
   common::NodeId id;
-  int free_gpus = 0;                  // GPUs with no stage instance
-  int key_instances = 0;              // key-stage instances already running there
-  std::vector<StageKey> cached;       // stages whose parameters the node's host cache holds
+  int free_gpus = 0;             // GPUs with no stage instance
+  int key_instances = 0;         // key-stage instances already running there
+  std::vector<StageKey> cached;  // stages whose parameters the node's host cache holds
 };
 
 // One instance to place.
@@ -50,8 +51,8 @@ struct DispersedPlacementConfig {
 struct PlacementOutcome {
   std::vector<common::NodeId> nodes;  // per request, in request order; invalid id: no room
   int placed = 0;
-  int cache_hits = 0;       // placed on a node whose cache holds the stage
-  double kl_before = 0;     // D_KL(key distribution || uniform over nodes), nats
+  int cache_hits = 0;    // placed on a node whose cache holds the stage
+  double kl_before = 0;  // D_KL(key distribution || uniform over nodes), nats
   double kl_after = 0;
 };
 

@@ -99,9 +99,11 @@ double RandomKl(const std::vector<CacheNode>& nodes, int key_requests, std::mt19
   for (int r = 0; r < key_requests; ++r) {
     std::vector<int> room;
     for (size_t j = 0; j < free.size(); ++j) {
-      if (free[j] > 0) room.push_back(static_cast<int>(j));
+      if (free[j] > 0)
+        room.push_back(static_cast<int>(j));
     }
-    if (room.empty()) break;
+    if (room.empty())
+      break;
     const int j = room[std::uniform_int_distribution<size_t>(0, room.size() - 1)(rng)];
     --free[j];
     ++keys[j];
@@ -117,11 +119,13 @@ TEST(DispersedPlacementProperty, NeverWorseThanRandom) {
     for (CacheNode& n : nodes) {
       n.free_gpus = std::uniform_int_distribution<int>(0, 8)(rng);
       n.key_instances = std::uniform_int_distribution<int>(0, 3)(rng);
-      if (rng() % 3 == 0) n.cached = {StageKey{FunctionId(7), static_cast<int>(rng() % 8)}};
+      if (rng() % 3 == 0)
+        n.cached = {StageKey{FunctionId(7), static_cast<int>(rng() % 8)}};
     }
     const int k = std::uniform_int_distribution<int>(1, 4 * m)(rng);
     std::vector<StageRequest> reqs;
-    for (int r = 0; r < k; ++r) reqs.push_back(Req(static_cast<int>(rng() % 8), true));
+    for (int r = 0; r < k; ++r)
+      reqs.push_back(Req(static_cast<int>(rng() % 8), true));
     const PlacementOutcome out = Make(0).Place(nodes, reqs);
     for (int trial = 0; trial < 5; ++trial) {
       ASSERT_LE(out.kl_after, RandomKl(nodes, k, rng) + 1e-12) << "seed " << seed;
@@ -134,7 +138,8 @@ TEST(DispersedPlacementProperty, NeverOverCommitsGpus) {
     std::mt19937 rng(seed);
     const int m = std::uniform_int_distribution<int>(1, 20)(rng);
     std::vector<CacheNode> nodes = Nodes(m, 0);
-    for (CacheNode& n : nodes) n.free_gpus = std::uniform_int_distribution<int>(0, 8)(rng);
+    for (CacheNode& n : nodes)
+      n.free_gpus = std::uniform_int_distribution<int>(0, 8)(rng);
     std::vector<StageRequest> reqs;
     for (int r = 0; r < 3 * m; ++r) {
       reqs.push_back(Req(static_cast<int>(rng() % 8), rng() % 2 == 0, 1 + rng() % 3));
@@ -142,9 +147,11 @@ TEST(DispersedPlacementProperty, NeverOverCommitsGpus) {
     const PlacementOutcome out = Make(1).Place(nodes, reqs);
     std::vector<int> used(m, 0);
     for (size_t r = 0; r < reqs.size(); ++r) {
-      if (out.nodes[r].valid()) used[out.nodes[r].value()] += reqs[r].gpus;
+      if (out.nodes[r].valid())
+        used[out.nodes[r].value()] += reqs[r].gpus;
     }
-    for (int j = 0; j < m; ++j) ASSERT_LE(used[j], nodes[j].free_gpus) << "seed " << seed;
+    for (int j = 0; j < m; ++j)
+      ASSERT_LE(used[j], nodes[j].free_gpus) << "seed " << seed;
   }
 }
 

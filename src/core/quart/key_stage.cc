@@ -15,12 +15,13 @@ absl::Duration ServiceTime(double service_rps) {
 absl::Duration CombinedWait(const StageLoad& s, const MmcResult& m, const KeyStageConfig& c) {
   const absl::Duration cap = c.unstable_wait_cap;
   const absl::Duration model = std::min(m.mean_wait, cap);
-  absl::Duration measured = std::max(absl::ZeroDuration(),
-                                     s.measured_latency - ServiceTime(s.service_rps));
+  absl::Duration measured =
+      std::max(absl::ZeroDuration(), s.measured_latency - ServiceTime(s.service_rps));
   const double capacity = std::max(0, s.replicas) * std::max(0.0, s.service_rps);
   const double queue = std::isfinite(s.queue_length) ? std::max(0.0, s.queue_length) : 0.0;
   absl::Duration drain = absl::ZeroDuration();
-  if (queue > 0) drain = capacity > 0 ? absl::Seconds(queue / capacity) : cap;
+  if (queue > 0)
+    drain = capacity > 0 ? absl::Seconds(queue / capacity) : cap;
   measured = std::min(std::max(measured, drain), cap);
   return c.model_weight * model + (1.0 - c.model_weight) * measured;
 }
@@ -31,7 +32,8 @@ absl::Status ValidateKeyStageConfig(const KeyStageConfig& c) {
   if (!(c.model_weight >= 0 && c.model_weight <= 1)) {
     return absl::InvalidArgumentError("field 'model_weight': must be in [0, 1]");
   }
-  if (c.unstable_wait_cap <= absl::ZeroDuration() || c.unstable_wait_cap == absl::InfiniteDuration()) {
+  if (c.unstable_wait_cap <= absl::ZeroDuration() ||
+      c.unstable_wait_cap == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError("field 'unstable_wait_cap': must be finite and > 0");
   }
   if (!(c.key_share_factor >= 1) || !std::isfinite(c.key_share_factor)) {
@@ -52,7 +54,8 @@ std::vector<StageEstimate> EstimateStages(const std::vector<StageLoad>& stages,
     e.latency = e.wait + ServiceTime(s.service_rps);
     total += e.latency;
   }
-  if (total <= absl::ZeroDuration()) return out;
+  if (total <= absl::ZeroDuration())
+    return out;
   const double threshold = config.key_share_factor / static_cast<double>(stages.size());
   for (StageEstimate& e : out) {
     e.share = absl::FDivDuration(e.latency, total);
@@ -66,7 +69,8 @@ std::vector<StageEstimate> EstimateStages(const std::vector<StageLoad>& stages,
 std::vector<int> KeyStages(const std::vector<StageEstimate>& estimates) {
   std::vector<int> keys;
   for (size_t i = 0; i < estimates.size(); ++i) {
-    if (estimates[i].key) keys.push_back(static_cast<int>(i));
+    if (estimates[i].key)
+      keys.push_back(static_cast<int>(i));
   }
   return keys;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+
 #include "core/quart/mmc_model.h"
 
 namespace sluice::core {
@@ -35,19 +36,19 @@ struct StageLoad {
 //     its fair share in an n-stage pipeline); the largest share is key only if it passes too,
 //     so a balanced pipeline has no key stage.
 struct KeyStageConfig {
-  double model_weight = 0.5;               // in [0, 1]
+  double model_weight = 0.5;                             // in [0, 1]
   absl::Duration unstable_wait_cap = absl::Seconds(10);  // > 0
-  double key_share_factor = 1.5;           // >= 1
+  double key_share_factor = 1.5;                         // >= 1
 };
 
 // InvalidArgument naming the field when a value is out of its range.
 [[nodiscard]] absl::Status ValidateKeyStageConfig(const KeyStageConfig& config);
 
 struct StageEstimate {
-  MmcResult model;          // M/M/c figures from (lambda, mu, r)
-  absl::Duration wait;      // combined queueing wait (finite, <= unstable_wait_cap)
-  absl::Duration latency;   // wait + 1 / mu (the bare service time; 0 when mu is 0)
-  double share = 0;         // latency / sum of latencies, in [0, 1]
+  MmcResult model;         // M/M/c figures from (lambda, mu, r)
+  absl::Duration wait;     // combined queueing wait (finite, <= unstable_wait_cap)
+  absl::Duration latency;  // wait + 1 / mu (the bare service time; 0 when mu is 0)
+  double share = 0;        // latency / sum of latencies, in [0, 1]
   bool key = false;
 };
 

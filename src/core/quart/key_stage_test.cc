@@ -18,7 +18,8 @@ TEST(KeyStage, BalancedPipelineHasNoKeyStage) {
   std::vector<StageLoad> stages(4, Stage(5.0, 10.0, 2));
   const auto est = EstimateStages(stages, KeyStageConfig{});
   EXPECT_TRUE(KeyStages(est).empty());
-  for (const auto& e : est) EXPECT_NEAR(e.share, 0.25, 1e-9);
+  for (const auto& e : est)
+    EXPECT_NEAR(e.share, 0.25, 1e-9);
 }
 
 TEST(KeyStage, CongestedStageIsKey) {

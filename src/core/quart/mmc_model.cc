@@ -7,17 +7,22 @@
 namespace sluice::core {
 namespace {
 
-double Sanitise(double x) { return std::isfinite(x) && x > 0 ? x : 0.0; }
+double Sanitise(double x) {
+  return std::isfinite(x) && x > 0 ? x : 0.0;
+}
 
 }  // namespace
 
 double ErlangC(int servers, double offered_load) {
   const double a = Sanitise(offered_load);
-  if (a == 0) return 0.0;
-  if (servers < 1 || a >= servers) return 1.0;
+  if (a == 0)
+    return 0.0;
+  if (servers < 1 || a >= servers)
+    return 1.0;
   // B(0) = 1, B(k) = a B(k-1) / (k + a B(k-1)): each step stays in (0, 1], no factorials.
   double b = 1.0;
-  for (int k = 1; k <= servers; ++k) b = a * b / (k + a * b);
+  for (int k = 1; k <= servers; ++k)
+    b = a * b / (k + a * b);
   const double c = servers;
   const double erlang_c = c * b / (c - a * (1.0 - b));
   return std::clamp(erlang_c, 0.0, 1.0);
@@ -51,7 +56,8 @@ MmcResult MmcQueue(double arrival_rps, double service_rps, int replicas) {
 absl::Duration GgcSojourn(double arrival_rps, double service_rps, int replicas, double arrival_cv,
                           double service_cv) {
   const MmcResult m = MmcQueue(arrival_rps, service_rps, replicas);
-  if (!m.stable) return absl::InfiniteDuration();
+  if (!m.stable)
+    return absl::InfiniteDuration();
   const double ca = Sanitise(arrival_cv);
   const double cs = Sanitise(service_cv);
   const double factor = (ca * ca + cs * cs) / 2.0;
@@ -62,12 +68,15 @@ int ReplicasForTarget(double arrival_rps, double service_rps, absl::Duration tar
                       int max_replicas, double arrival_cv, double service_cv) {
   const double lambda = Sanitise(arrival_rps);
   const double mu = Sanitise(service_rps);
-  if (lambda == 0) return 1;
-  if (mu == 0 || target_sojourn <= absl::Seconds(1.0 / mu)) return max_replicas;
+  if (lambda == 0)
+    return 1;
+  if (mu == 0 || target_sojourn <= absl::Seconds(1.0 / mu))
+    return max_replicas;
   // Start at the fewest stable replicas; the sojourn is non-increasing in c from there.
   int c = std::max(1, static_cast<int>(std::floor(lambda / mu)) + 1);
   for (; c <= max_replicas; ++c) {
-    if (GgcSojourn(lambda, mu, c, arrival_cv, service_cv) <= target_sojourn) return c;
+    if (GgcSojourn(lambda, mu, c, arrival_cv, service_cv) <= target_sojourn)
+      return c;
   }
   return max_replicas;
 }

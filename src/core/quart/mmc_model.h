@@ -11,7 +11,7 @@ namespace sluice::core {
 // One stage as an M/M/c queue: Poisson arrivals at `arrival_rps`, `replicas` servers each
 // completing `service_rps` requests/s (exponential service).
 struct MmcResult {
-  double utilisation = 0;      // rho = lambda / (c mu); >= 1 means unstable
+  double utilisation = 0;       // rho = lambda / (c mu); >= 1 means unstable
   double wait_probability = 0;  // Erlang C: P(an arrival waits), in [0, 1]; 1 when unstable
   absl::Duration mean_wait;     // W_q = C / (c mu - lambda); InfiniteDuration when unstable
   absl::Duration mean_sojourn;  // W_q + 1 / mu; InfiniteDuration when unstable

@@ -77,7 +77,7 @@ TEST(ReplicasForTarget, FindsFewestMeetingTarget) {
 TEST(ReplicasForTarget, BoundsAndIdle) {
   EXPECT_EQ(ReplicasForTarget(0.0, 1.0, absl::Seconds(2), 8), 1);
   EXPECT_EQ(ReplicasForTarget(5.0, 1.0, absl::Milliseconds(900), 8), 8);  // below 1 / mu
-  EXPECT_EQ(ReplicasForTarget(50.0, 1.0, absl::Seconds(2), 8), 8);       // cap wins
+  EXPECT_EQ(ReplicasForTarget(50.0, 1.0, absl::Seconds(2), 8), 8);        // cap wins
   EXPECT_EQ(ReplicasForTarget(5.0, 0.0, absl::Seconds(2), 8), 8);
 }
 

@@ -9,24 +9,28 @@ namespace sluice::core {
 namespace {
 
 absl::Status NonNegative(double v, const char* field) {
-  if (std::isfinite(v) && v >= 0) return absl::OkStatus();
+  if (std::isfinite(v) && v >= 0)
+    return absl::OkStatus();
   return absl::InvalidArgumentError(std::string("field '") + field + "': must be finite and >= 0");
 }
 
 absl::Status Positive(double v, const char* field) {
-  if (std::isfinite(v) && v > 0) return absl::OkStatus();
+  if (std::isfinite(v) && v > 0)
+    return absl::OkStatus();
   return absl::InvalidArgumentError(std::string("field '") + field + "': must be finite and > 0");
 }
 
 }  // namespace
 
 absl::StatusOr<PidCorrector> PidCorrector::Create(const PidConfig& c) {
-  for (auto [v, f] : {std::pair{c.kp, "kp"}, {c.ki, "ki"}, {c.kd, "kd"},
-                      {c.integral_limit, "integral_limit"}}) {
-    if (absl::Status s = NonNegative(v, f); !s.ok()) return s;
+  for (auto [v, f] :
+       {std::pair{c.kp, "kp"}, {c.ki, "ki"}, {c.kd, "kd"}, {c.integral_limit, "integral_limit"}}) {
+    if (absl::Status s = NonNegative(v, f); !s.ok())
+      return s;
   }
   for (auto [v, f] : {std::pair{c.error_limit, "error_limit"}, {c.max_step, "max_step"}}) {
-    if (absl::Status s = Positive(v, f); !s.ok()) return s;
+    if (absl::Status s = Positive(v, f); !s.ok())
+      return s;
   }
   return PidCorrector(c);
 }
@@ -47,7 +51,8 @@ double PidCorrector::Update(double error, absl::Duration dt, bool hold_integral)
   // into saturation by it (the classic clamping anti-windup).
   const bool saturated = std::abs(out) > c.max_step;
   const bool same_direction = (out > 0) == (e > 0);
-  if (!(saturated && same_direction)) integral_ = candidate;
+  if (!(saturated && same_direction))
+    integral_ = candidate;
   out = c.kp * e + c.ki * integral_ + c.kd * derivative;
   previous_error_ = e;
   has_previous_ = true;

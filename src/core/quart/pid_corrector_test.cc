@@ -39,7 +39,8 @@ TEST(PidCorrector, AntiWindupStopsIntegratingWhenSaturated) {
   PidConfig c;
   c.max_step = 2.5;
   PidCorrector pid = Make(c);
-  for (int i = 0; i < 100; ++i) pid.Update(1.0, absl::Seconds(1));
+  for (int i = 0; i < 100; ++i)
+    pid.Update(1.0, absl::Seconds(1));
   // P alone is 2.0; 2.0 + 0.3 I > 2.5 once I > 5/3, so the integral stops there, not at 10.
   EXPECT_LE(pid.integral(), 2.0);
   // The error reverses: the output follows within one step instead of unwinding 100 s.
@@ -61,7 +62,8 @@ TEST(PidCorrector, IntegralClamped) {
   c.kp = 0;
   c.max_step = 100;
   PidCorrector pid = Make(c);
-  for (int i = 0; i < 100; ++i) pid.Update(1.0, absl::Seconds(1));
+  for (int i = 0; i < 100; ++i)
+    pid.Update(1.0, absl::Seconds(1));
   EXPECT_DOUBLE_EQ(pid.integral(), 10.0);
 }
 

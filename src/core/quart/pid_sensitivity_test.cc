@@ -43,13 +43,19 @@ Outcome RunPlant(const PidConfig& pid, double bound_factor) {
   for (int t = 0; t < 300; ++t) {
     const double lambda = t >= 60 && t < 180 ? 120 : 40;
     for (auto it = ready_at.begin(); it != ready_at.end();) {
-      if (*it <= t) { ++ready; it = ready_at.erase(it); } else { ++it; }
+      if (*it <= t) {
+        ++ready;
+        it = ready_at.erase(it);
+      } else {
+        ++it;
+      }
     }
     const double capacity = ready * mu_true;
     queue = std::max(0.0, queue + lambda - capacity);
     const double latency_s = queue / capacity + 1.0 / mu_true;
     o.mean_latency_ms += 1000 * latency_s / 300;
-    if (latency_s > 0.3) ++o.seconds_over_target;
+    if (latency_s > 0.3)
+      ++o.seconds_over_target;
     o.replica_seconds += ready + static_cast<double>(ready_at.size());
     o.peak_replicas = std::max(o.peak_replicas, ready + static_cast<int>(ready_at.size()));
     StageSample sample;
@@ -61,20 +67,28 @@ Outcome RunPlant(const PidConfig& pid, double bound_factor) {
     sample.starting_replicas = static_cast<int>(ready_at.size());
     (*q)->Observe({sample}, t0 + absl::Seconds(t));
     const int delta = (*q)->Decide(t0 + absl::Seconds(t), 0).stages[0].replica_delta;
-    for (int k = 0; k < delta; ++k) ready_at.push_back(t + 3);
+    for (int k = 0; k < delta; ++k)
+      ready_at.push_back(t + 3);
     ready += std::min(0, delta);
   }
   return o;
 }
 
 TEST(PidSensitivity, Table) {
-  struct Row { const char* name; PidConfig pid; };
+  struct Row {
+    const char* name;
+    PidConfig pid;
+  };
   std::vector<Row> rows = {{"default kp 2 ki 0.3 kd 0.1", {}}};
-  for (double kp : {0.5, 1.0, 4.0, 8.0}) rows.push_back({"kp", {kp, 0.3, 0.1}});
-  for (double ki : {0.0, 1.0, 3.0}) rows.push_back({"ki", {2.0, ki, 0.1}});
-  for (double kd : {0.0, 1.0, 3.0}) rows.push_back({"kd", {2.0, 0.3, kd}});
-  std::printf("| gains | bound 1.5: mean ms | s over | replica-s | peak | bare PID: mean ms "
-              "| s over | replica-s | peak |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (double kp : {0.5, 1.0, 4.0, 8.0})
+    rows.push_back({"kp", {kp, 0.3, 0.1}});
+  for (double ki : {0.0, 1.0, 3.0})
+    rows.push_back({"ki", {2.0, ki, 0.1}});
+  for (double kd : {0.0, 1.0, 3.0})
+    rows.push_back({"kd", {2.0, 0.3, kd}});
+  std::printf(
+      "| gains | bound 1.5: mean ms | s over | replica-s | peak | bare PID: mean ms "
+      "| s over | replica-s | peak |\n|---|---|---|---|---|---|---|---|---|\n");
   std::vector<Outcome> bounded, bare, tight;
   for (const Row& r : rows) {
     bounded.push_back(RunPlant(r.pid, 1.5));

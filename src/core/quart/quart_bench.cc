@@ -73,8 +73,8 @@ void BM_DispersedPlacement(benchmark::State& state) {
   }
   std::vector<StageRequest> reqs;
   for (int r = 0; r < requests; ++r) {
-    reqs.push_back({{common::FunctionId(r / kStagesPerPipeline), r % kStagesPerPipeline},
-                    rng() % 10 < 3, 1});
+    reqs.push_back(
+        {{common::FunctionId(r / kStagesPerPipeline), r % kStagesPerPipeline}, rng() % 10 < 3, 1});
   }
   const DispersedPlacement placement = *DispersedPlacement::Create({});
   PlacementOutcome out;
@@ -89,9 +89,11 @@ void BM_DispersedPlacement(benchmark::State& state) {
   std::vector<int> free(nodes_count, 8), keys(nodes_count, 0);
   for (const StageRequest& r : reqs) {
     int j = static_cast<int>(rng() % nodes_count);
-    while (free[j] == 0) j = (j + 1) % nodes_count;
+    while (free[j] == 0)
+      j = (j + 1) % nodes_count;
     --free[j];
-    if (r.key) ++keys[j];
+    if (r.key)
+      ++keys[j];
   }
   state.counters["kl_random"] = KlFromUniform(keys);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+
 #include "common/status.h"
 #include "core/quart/cv_propagation.h"
 #include "core/quart/mmc_model.h"
@@ -13,15 +14,16 @@ namespace sluice::core {
 namespace {
 
 absl::Status StageError(size_t i, absl::string_view field, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("field 'stages[", i, "].", field, "': ", message));
+  return absl::InvalidArgumentError(absl::StrCat("field 'stages[", i, "].", field, "': ", message));
 }
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& s) {
-  if (s.ok()) return s;
+  if (s.ok())
+    return s;
   std::string m(s.message());
   const size_t at = m.find("field '");
-  if (at != std::string::npos) m.insert(at + 7, absl::StrCat(prefix, "."));
+  if (at != std::string::npos)
+    m.insert(at + 7, absl::StrCat(prefix, "."));
   return absl::InvalidArgumentError(m);
 }
 
@@ -31,10 +33,12 @@ absl::Status CpuError(const absl::Status& s) {
   std::string m(s.message());
   const std::string from = "field 'profiles[";
   const size_t at = m.find(from);
-  if (at == std::string::npos) return Prefixed("cpu", s);
+  if (at == std::string::npos)
+    return Prefixed("cpu", s);
   m.replace(at, from.size(), "field 'stages[");
   const size_t close = m.find("].", at);
-  if (close != std::string::npos) m.insert(close + 2, "cpu.");
+  if (close != std::string::npos)
+    m.insert(close + 2, "cpu.");
   return absl::InvalidArgumentError(m);
 }
 
@@ -45,7 +49,8 @@ absl::Status ValidateStage(size_t i, const QuartStageSpec& s) {
   if (!(s.service_cv >= 0) || !std::isfinite(s.service_cv)) {
     return StageError(i, "service_cv", "must be finite and >= 0");
   }
-  if (s.min_replicas < 0) return StageError(i, "min_replicas", "must be >= 0");
+  if (s.min_replicas < 0)
+    return StageError(i, "min_replicas", "must be >= 0");
   if (s.max_replicas < std::max(1, s.min_replicas)) {
     return StageError(i, "max_replicas", "must be >= max(1, min_replicas)");
   }
@@ -59,7 +64,8 @@ absl::Status ValidateStage(size_t i, const QuartStageSpec& s) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConfig& config) {
-  if (config.stages.empty()) return absl::InvalidArgumentError("field 'stages': must not be empty");
+  if (config.stages.empty())
+    return absl::InvalidArgumentError("field 'stages': must not be empty");
   if (config.period <= absl::ZeroDuration() || config.period == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError("field 'period': must be finite and > 0");
   }
@@ -74,12 +80,15 @@ absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConf
   }
   SLUICE_RETURN_IF_ERROR(Prefixed("key", ValidateKeyStageConfig(config.key)));
   auto pid = PidCorrector::Create(config.pid);
-  if (!pid.ok()) return Prefixed("pid", pid.status());
+  if (!pid.ok())
+    return Prefixed("pid", pid.status());
   const int n = static_cast<int>(config.stages.size());
   auto smoother = ReplicaSmoother::Create(config.smoother, n);
-  if (!smoother.ok()) return Prefixed("smoother", smoother.status());
+  if (!smoother.ok())
+    return Prefixed("smoother", smoother.status());
   auto cpu = CpuCompensator::Create(config.cpu, std::move(profiles));
-  if (!cpu.ok()) return CpuError(cpu.status());
+  if (!cpu.ok())
+    return CpuError(cpu.status());
   std::vector<PidCorrector> pids(n, *pid);
   return std::unique_ptr<QuartScaler>(
       new QuartScaler(config, std::move(pids), std::move(*smoother), std::move(*cpu)));
@@ -95,7 +104,8 @@ void QuartScaler::Observe(const std::vector<StageSample>& samples, absl::Time no
 }
 
 int QuartScaler::Total(int i) const {
-  if (samples_.empty()) return 0;
+  if (samples_.empty())
+    return 0;
   return std::max(0, samples_[i].ready_replicas) + std::max(0, samples_[i].starting_replicas);
 }
 
@@ -109,7 +119,8 @@ std::vector<double> QuartScaler::SizingCvs(const std::vector<StageEstimate>& est
   std::vector<double> cvs = PredictStageCvs(samples_[0].arrival_cv, in);
   for (size_t i = 0; i < cvs.size(); ++i) {
     const double measured = samples_[i].arrival_cv;
-    if (std::isfinite(measured)) cvs[i] = std::max(cvs[i], measured);
+    if (std::isfinite(measured))
+      cvs[i] = std::max(cvs[i], measured);
   }
   return cvs;
 }
@@ -118,11 +129,12 @@ void QuartScaler::Correct(const std::vector<StageEstimate>& est, absl::Duration 
                           QuartDecision& d) {
   for (size_t i = 0; i < est.size(); ++i) {
     const QuartStageSpec& spec = config_.stages[i];
-    const double error = absl::FDivDuration(est[i].latency - spec.latency_target,
-                                            spec.latency_target);
+    const double error =
+        absl::FDivDuration(est[i].latency - spec.latency_target, spec.latency_target);
     // Anti-windup: while replicas it asked for are still starting, do not integrate the wait.
     const double out = pids_[i].Update(error, dt, samples_[i].starting_replicas > 0);
-    if (!(est[i].latency > spec.latency_target)) continue;
+    if (!(est[i].latency > spec.latency_target))
+      continue;
     // The PID output is the correction over the ready replicas; those already starting are
     // part of it (else every window of a cold start would ask for the same replicas again).
     // The G/G/c need bounds it, plus one probing replica when nothing is starting, for latency
@@ -130,20 +142,20 @@ void QuartScaler::Correct(const std::vector<StageEstimate>& est, absl::Duration 
     // overload by up to kp x error_limit replicas per window).
     const int starting = std::max(0, samples_[i].starting_replicas);
     const int total = Total(static_cast<int>(i));
-    const int need = ReplicasForTarget(samples_[i].arrival_rps, spec.service_rps,
-                                       spec.latency_target, spec.max_replicas,
-                                       d.stages[i].predicted_cv, spec.service_cv);
+    const int need =
+        ReplicasForTarget(samples_[i].arrival_rps, spec.service_rps, spec.latency_target,
+                          spec.max_replicas, d.stages[i].predicted_cv, spec.service_cv);
     const double factor = config_.correction_bound_factor;
     const int bound = static_cast<int>(std::ceil(factor * need - 1e-9));
     const int cap = std::max(0, bound - total) + (starting > 0 ? 0 : 1);
     int up = std::max(0, static_cast<int>(std::ceil(out - 1e-9)) - starting);
-    if (factor > 0) up = std::min(up, cap);
+    if (factor > 0)
+      up = std::min(up, cap);
     d.stages[i].replica_delta = std::min(up, spec.max_replicas - total);
   }
 }
 
-void QuartScaler::Smooth(const std::vector<StageEstimate>& est, absl::Time now,
-                         QuartDecision& d) {
+void QuartScaler::Smooth(const std::vector<StageEstimate>& est, absl::Time now, QuartDecision& d) {
   const int n = static_cast<int>(est.size());
   std::vector<SmoothInput> in(n);
   absl::Duration upstream = absl::ZeroDuration();
@@ -163,7 +175,8 @@ void QuartScaler::Smooth(const std::vector<StageEstimate>& est, absl::Time now,
   }
   const std::vector<int> reclaim = smoother_.Reclaim(in, now);
   for (int i = 0; i < n; ++i) {
-    if (reclaim[i] > 0) d.stages[i].replica_delta = -reclaim[i];
+    if (reclaim[i] > 0)
+      d.stages[i].replica_delta = -reclaim[i];
   }
 }
 
@@ -184,7 +197,8 @@ void QuartScaler::Compensate(int free_cpu_cores, absl::Time now, QuartDecision& 
     StageDecision& sd = d.stages[a.stage];
     sd.cpu_worker_delta = a.worker_delta;
     sd.cpu_escalated = a.escalate;
-    if (!a.escalate) continue;
+    if (!a.escalate)
+      continue;
     // Algorithm 1 line 21: the CPU cannot cover it, so the stage scales on GPUs. Replicas
     // already starting count toward the shortfall.
     const int more = a.gpu_replicas_short - std::max(0, samples_[a.stage].starting_replicas);
@@ -198,7 +212,8 @@ QuartDecision QuartScaler::Decide(absl::Time now, int free_cpu_cores) {
   d.stages.resize(n);
   const absl::Time previous = last_decision_;
   last_decision_ = now;
-  if (!fresh_) return d;  // nothing new since the last decision: every delta 0
+  if (!fresh_)
+    return d;  // nothing new since the last decision: every delta 0
   fresh_ = false;
   {
     std::vector<StageLoad> loads(n);
@@ -224,8 +239,8 @@ QuartDecision QuartScaler::Decide(absl::Time now, int free_cpu_cores) {
   for (int i = 0; i < n; ++i) {
     const QuartStageSpec& spec = config_.stages[i];
     const int total = Total(i);
-    const int want = std::clamp(total + d.stages[i].replica_delta, spec.min_replicas,
-                                spec.max_replicas);
+    const int want =
+        std::clamp(total + d.stages[i].replica_delta, spec.min_replicas, spec.max_replicas);
     d.stages[i].replica_delta = want - total;
   }
   return d;

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "core/quart/cpu_compensator.h"
 #include "core/quart/key_stage.h"
 #include "core/quart/pid_corrector.h"
@@ -20,10 +21,10 @@ namespace sluice::core {
 
 // One stage's profile and bounds.
 struct QuartStageSpec {
-  double service_rps = 0;        // mu_i: requests/s one GPU replica completes (> 0)
-  double service_cv = 0.2;       // CV of its service time (>= 0)
-  int min_replicas = 1;          // r_i,min >= 0
-  int max_replicas = 64;         // >= max(1, min_replicas)
+  double service_rps = 0;         // mu_i: requests/s one GPU replica completes (> 0)
+  double service_cv = 0.2;        // CV of its service time (>= 0)
+  int min_replicas = 1;           // r_i,min >= 0
+  int max_replicas = 64;          // >= max(1, min_replicas)
   absl::Duration latency_target;  // T_target for the stage (> 1 / mu_i, finite)
   CpuStageProfile cpu;
 };
@@ -46,11 +47,11 @@ struct QuartConfig {
 // What was measured at one stage over the last window.
 struct StageSample {
   double arrival_rps = 0;
-  double arrival_cv = 1.0;         // CV of inter-arrival times at the stage
-  double queue_length = 0;         // waiting now
+  double arrival_cv = 1.0;          // CV of inter-arrival times at the stage
+  double queue_length = 0;          // waiting now
   absl::Duration measured_latency;  // mean sojourn of the window's departures (0: none)
   int ready_replicas = 0;
-  int starting_replicas = 0;       // GPU replicas asked for and not yet serving
+  int starting_replicas = 0;  // GPU replicas asked for and not yet serving
   int cpu_workers = 0;
 };
 
@@ -58,11 +59,11 @@ struct StageSample {
 // [min_replicas, max_replicas] (property-tested).
 struct StageDecision {
   bool key = false;
-  int replica_delta = 0;      // > 0 start replicas, < 0 drain replicas
-  int cpu_worker_delta = 0;   // > 0 start CPU workers, < 0 hand them back
-  bool cpu_escalated = false;  // CPU could not (or may no longer) absorb the shortage
+  int replica_delta = 0;             // > 0 start replicas, < 0 drain replicas
+  int cpu_worker_delta = 0;          // > 0 start CPU workers, < 0 hand them back
+  bool cpu_escalated = false;        // CPU could not (or may no longer) absorb the shortage
   absl::Duration estimated_latency;  // the key-stage estimate (wait + service)
-  double predicted_cv = 0;    // arrival CV used for sizing: max(measured, propagated)
+  double predicted_cv = 0;           // arrival CV used for sizing: max(measured, propagated)
 };
 
 struct QuartDecision {

@@ -45,7 +45,8 @@ TEST(QuartScaler, ScalesUpOnlyTheCongestedKeyStage) {
   const QuartDecision d = q->Decide(kT0, 0);
   EXPECT_EQ(d.key_stages, std::vector<int>{2});
   EXPECT_GT(d.stages[2].replica_delta, 0);
-  for (int i : {0, 1, 3}) EXPECT_EQ(d.stages[i].replica_delta, 0) << i;
+  for (int i : {0, 1, 3})
+    EXPECT_EQ(d.stages[i].replica_delta, 0) << i;
 }
 
 TEST(QuartScaler, BarePidOvershootsAnOverload) {
@@ -84,7 +85,8 @@ TEST(QuartScaler, ReclaimsSurplusAfterTheHold) {
 
 TEST(QuartScaler, CpuCoversReplicasStillStarting) {
   QuartConfig c = Config(2);
-  for (QuartStageSpec& s : c.stages) s.cpu.cpu_slowdown = 2.5;  // 0.25 s on CPU, under 0.3 s
+  for (QuartStageSpec& s : c.stages)
+    s.cpu.cpu_slowdown = 2.5;  // 0.25 s on CPU, under 0.3 s
   auto q = Make(c);
   std::vector<StageSample> in = {Sample(25, 2), Sample(5, 2)};
   in[0].starting_replicas = 2;  // asked for; not ready
@@ -130,16 +132,14 @@ TEST(QuartScaler, ValidationNamesTheField) {
   EXPECT_NE(QuartScaler::Create(c).status().message().find("pid.kp"), std::string::npos);
   c = Config(3);
   c.smoother.beta_min = 2;
-  EXPECT_NE(QuartScaler::Create(c).status().message().find("smoother.beta_min"),
-            std::string::npos);
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("smoother.beta_min"), std::string::npos);
   c = Config(3);
   c.stages[1].cpu.cpu_slowdown = 0.5;
   EXPECT_NE(QuartScaler::Create(c).status().message().find("stages[1].cpu.cpu_slowdown"),
             std::string::npos);
   c = Config(3);
   c.key.model_weight = -1;
-  EXPECT_NE(QuartScaler::Create(c).status().message().find("key.model_weight"),
-            std::string::npos);
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("key.model_weight"), std::string::npos);
   EXPECT_NE(QuartScaler::Create(QuartConfig{}).status().message().find("stages"),
             std::string::npos);
 }
@@ -168,7 +168,8 @@ TEST(QuartScalerProperty, ReplicasStayWithinBounds) {
       q->Observe(in, now);
       const QuartDecision d = q->Decide(now, static_cast<int>(rng() % 64));
       for (int i = 0; i < n; ++i) {
-        const int after = in[i].ready_replicas + in[i].starting_replicas + d.stages[i].replica_delta;
+        const int after =
+            in[i].ready_replicas + in[i].starting_replicas + d.stages[i].replica_delta;
         ASSERT_GE(after, c.stages[i].min_replicas) << "seed " << seed << " stage " << i;
         ASSERT_LE(after, c.stages[i].max_replicas) << "seed " << seed << " stage " << i;
         ASSERT_GE(in[i].cpu_workers + d.stages[i].cpu_worker_delta, 0) << "seed " << seed;

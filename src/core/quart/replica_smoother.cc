@@ -22,7 +22,8 @@ absl::StatusOr<ReplicaSmoother> ReplicaSmoother::Create(const SmootherConfig& c,
   if (c.max_reclaim_per_step < 1) {
     return absl::InvalidArgumentError("field 'max_reclaim_per_step': must be >= 1");
   }
-  if (stages < 1) return absl::InvalidArgumentError("field 'stages': must be >= 1");
+  if (stages < 1)
+    return absl::InvalidArgumentError("field 'stages': must be >= 1");
   return ReplicaSmoother(c, stages);
 }
 
@@ -36,18 +37,19 @@ double ReplicaSmoother::SmoothedDemand(const std::vector<SmoothInput>& stages, i
   double sum = 0;
   int count = 0;
   for (int j : {i - 1, i + 1}) {
-    if (j < 0 || j >= n) continue;
+    if (j < 0 || j >= n)
+      continue;
     sum += stages[j].demand;
     ++count;
   }
   const double own = stages[i].demand;
-  if (count == 0) return own;
+  if (count == 0)
+    return own;
   const double beta = Beta(stages[i].predicted_cv);
   return beta * own + (1.0 - beta) * sum / count;
 }
 
-std::vector<int> ReplicaSmoother::Reclaim(const std::vector<SmoothInput>& stages,
-                                          absl::Time now) {
+std::vector<int> ReplicaSmoother::Reclaim(const std::vector<SmoothInput>& stages, absl::Time now) {
   const int n = static_cast<int>(stages.size());
   std::vector<int> out(n, 0);
   next_wakeup_ = absl::InfiniteFuture();
@@ -61,7 +63,8 @@ std::vector<int> ReplicaSmoother::Reclaim(const std::vector<SmoothInput>& stages
       since.reset();
     } else {
       // A burst upstream will reach this stage: keep the replicas and restart its clock.
-      if (!since.has_value() || upstream_burst) since = now;
+      if (!since.has_value() || upstream_burst)
+        since = now;
       const absl::Time due = *since + Hold(s);
       if (now >= due) {
         out[i] = std::min(s.replicas - keep, config_.max_reclaim_per_step);
@@ -77,7 +80,8 @@ std::vector<int> ReplicaSmoother::Reclaim(const std::vector<SmoothInput>& stages
 }
 
 absl::Duration ReplicaSmoother::Hold(const SmoothInput& s) const {
-  if (config_.propagation_hold_factor == 0) return config_.base_hold;
+  if (config_.propagation_hold_factor == 0)
+    return config_.base_hold;
   return config_.base_hold + config_.propagation_hold_factor * s.upstream_delay;
 }
 

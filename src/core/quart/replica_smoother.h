@@ -36,11 +36,11 @@ struct SmootherConfig {
 
 // One stage as the smoother sees it.
 struct SmoothInput {
-  int replicas = 0;        // r_i: ready + starting GPU replicas
-  int min_replicas = 1;    // r_i,min
-  int stable_floor = 1;    // fewest replicas keeping rho < 1 (floor(lambda / mu) + 1)
-  double demand = 0;       // y-hat_i: replicas the stage needs (G/G/c at its predicted CV)
-  double predicted_cv = 1; // CV_i from cv_propagation.h
+  int replicas = 0;               // r_i: ready + starting GPU replicas
+  int min_replicas = 1;           // r_i,min
+  int stable_floor = 1;           // fewest replicas keeping rho < 1 (floor(lambda / mu) + 1)
+  double demand = 0;              // y-hat_i: replicas the stage needs (G/G/c at its predicted CV)
+  double predicted_cv = 1;        // CV_i from cv_propagation.h
   absl::Duration upstream_delay;  // sum of upstream stages' sojourn times
 };
 
