@@ -19,7 +19,8 @@ class NodeIndex {
       const int i = static_cast<int>(j);
       free_[j] = nodes[j].free_gpus;
       keys_[j] = std::max(0, nodes[j].key_instances);
-      by_key_.insert({keys_[j], -free_[j], i});
+      if (free_[j] > 0)
+        by_key_.insert({keys_[j], -free_[j], i});
       by_free_.insert({free_[j], i});
       for (const StageKey& s : nodes[j].cached)
         caching_[s].push_back(i);
@@ -27,6 +28,7 @@ class NodeIndex {
   }
 
   // Most dispersed node with room: fewest key instances, then most free GPUs. -1 if none.
+  // Nodes with no free GPU are not in by_key_; one-GPU requests take the first entry.
   int DispersedChoice(int gpus) const {
     for (const auto& [keys, neg_free, i] : by_key_) {
       if (-neg_free >= gpus)
@@ -58,7 +60,9 @@ class NodeIndex {
     free_[i] -= gpus;
     if (key)
       ++keys_[i];
-    by_key_.insert({keys_[i], -free_[i], i});
+    // Full nodes leave the dispersal order, so the scan for room stays short.
+    if (free_[i] > 0)
+      by_key_.insert({keys_[i], -free_[i], i});
     by_free_.insert({free_[i], i});
   }
   int free(int i) const { return free_[i]; }
