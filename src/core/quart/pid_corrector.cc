@@ -44,7 +44,8 @@ double PidCorrector::Update(double error, absl::Duration dt, bool hold_integral)
   const double derivative = timed && has_previous_ ? (e - previous_error_) / dt_s : 0.0;
   double candidate = integral_;
   if (timed && !hold_integral) {
-    candidate = std::clamp(integral_ + e * dt_s, -c.integral_limit, c.integral_limit);
+    const double floor = c.two_sided_integral ? -c.integral_limit : 0.0;
+    candidate = std::clamp(integral_ + e * dt_s, floor, c.integral_limit);
   }
   double out = c.kp * e + c.ki * candidate + c.kd * derivative;
   // Conditional integration: keep the new integral only if the output is not pushed further

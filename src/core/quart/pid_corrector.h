@@ -26,7 +26,12 @@ struct PidConfig {
   double kd = 0.1;
   double error_limit = 4.0;      // > 0
   double integral_limit = 10.0;  // >= 0, in error-seconds
-  double max_step = 8.0;         // > 0, replicas
+  // false: the integral is clamped to [0, integral_limit]. QUART's corrector only scales up
+  // (§5.1; the smoother reclaims), so time spent under target must not bank a negative
+  // integral that would delay the next scale-up (with ki 0.3, 10 s under target would cancel
+  // 3 replicas of the next correction). true: the textbook symmetric clamp.
+  bool two_sided_integral = false;
+  double max_step = 8.0;  // > 0, replicas
 };
 
 class PidCorrector {
@@ -39,8 +44,9 @@ class PidCorrector {
   // [-1, error_limit]: a stage cannot be more than 100 % faster than its target), `dt` the time
   // since the previous step (<= 0 or infinite skips the integral and derivative terms, as on the
   // first step). Returns kp e + ki I + kd de/dt clamped to [-max_step, max_step] (replicas,
-  // fractional; the caller rounds). Anti-windup: the integral is clamped to +/-integral_limit
-  // and not accumulated in a step whose output saturates in the error's direction, nor while
+  // fractional; the caller rounds). Anti-windup: the integral is clamped to [0, integral_limit]
+  // ([-integral_limit, integral_limit] when two_sided_integral) and not accumulated in a step
+  // whose output saturates in the error's direction, nor while
   // `hold_integral` is true (QuartScaler sets it while replicas it asked for are still starting,
   // so waiting for a cold start is not integrated into more replicas).
   double Update(double error, absl::Duration dt, bool hold_integral = false);

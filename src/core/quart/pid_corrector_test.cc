@@ -31,8 +31,8 @@ TEST(PidCorrector, ErrorIsClippedAndOutputBounded) {
   c.max_step = 3;
   PidCorrector small = Make(c);
   EXPECT_DOUBLE_EQ(small.Update(100.0, absl::Seconds(1)), 3.0);
-  // e clipped at -1: P -2, I -0.3 (the saturated first step kept no integral), D 0.1 x -5.
-  EXPECT_NEAR(small.Update(-100.0, absl::Seconds(1)), -2.0 - 0.3 - 0.5, 1e-12);
+  // e clipped at -1: P -2, I 0 (one-sided integral), D 0.1 x -5.
+  EXPECT_NEAR(small.Update(-100.0, absl::Seconds(1)), -2.0 - 0.5, 1e-12);
 }
 
 TEST(PidCorrector, AntiWindupStopsIntegratingWhenSaturated) {
@@ -55,6 +55,22 @@ TEST(PidCorrector, HoldFreezesTheIntegral) {
   EXPECT_EQ(pid.integral(), before);
   pid.Reset();
   EXPECT_EQ(pid.integral(), 0.0);
+}
+
+TEST(PidCorrector, TimeUnderTargetDoesNotDelayTheNextScaleUp) {
+  PidCorrector pid = Make();
+  for (int i = 0; i < 60; ++i)
+    pid.Update(-0.5, absl::Seconds(1));
+  EXPECT_EQ(pid.integral(), 0.0);
+  // A mild overload right after: kp x 0.5 + ki x 0.5 + kd x 1.0 = 1.25 replicas.
+  EXPECT_NEAR(pid.Update(0.5, absl::Seconds(1)), 1.0 + 0.15 + 0.1, 1e-12);
+  PidConfig two;
+  two.two_sided_integral = true;
+  PidCorrector symmetric = Make(two);
+  for (int i = 0; i < 60; ++i)
+    symmetric.Update(-0.5, absl::Seconds(1));
+  EXPECT_EQ(symmetric.integral(), -10.0);
+  EXPECT_LT(symmetric.Update(0.5, absl::Seconds(1)), 0.0);  // the banked -3 replicas win
 }
 
 TEST(PidCorrector, IntegralClamped) {

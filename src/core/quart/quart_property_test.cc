@@ -37,6 +37,7 @@ TEST(QuartProperty, PidOutputBoundedAndIntegralClamped) {
     c.kd = 5 * u(rng);
     c.max_step = 0.5 + 10 * u(rng);
     c.integral_limit = 20 * u(rng);
+    c.two_sided_integral = u(rng) < 0.5;
     auto pid = PidCorrector::Create(c);
     ASSERT_TRUE(pid.ok());
     for (int step = 0; step < 200; ++step) {
@@ -45,6 +46,9 @@ TEST(QuartProperty, PidOutputBoundedAndIntegralClamped) {
       const double out = pid->Update(e, dt, u(rng) < 0.2);
       ASSERT_LE(std::abs(out), c.max_step) << "seed " << seed;
       ASSERT_LE(std::abs(pid->integral()), c.integral_limit + 1e-12) << "seed " << seed;
+      if (!c.two_sided_integral) {
+        ASSERT_GE(pid->integral(), 0.0) << "seed " << seed;
+      }
     }
   }
 }

@@ -57,8 +57,8 @@ TEST(QuartScaler, BarePidOvershootsAnOverload) {
   EXPECT_EQ(q->Decide(kT0, 0).stages[0].replica_delta, 8);  // kp x error_limit
   auto bounded = Make(Config(1));
   bounded->Observe({Sample(25, 2)}, kT0);
-  // ceil(1.5 x need 3) = 5, minus 2 ready, plus 1 probe.
-  EXPECT_EQ(bounded->Decide(kT0, 0).stages[0].replica_delta, 4);
+  // ceil(2 x need 3) = 6, minus 2 ready, plus 1 probe.
+  EXPECT_EQ(bounded->Decide(kT0, 0).stages[0].replica_delta, 5);
 }
 
 TEST(QuartScaler, DecidesEachWindowOnce) {
@@ -96,8 +96,8 @@ TEST(QuartScaler, CpuCoversReplicasStillStarting) {
   EXPECT_EQ(d.stages[0].cpu_worker_delta, 3);
   EXPECT_FALSE(d.stages[0].cpu_escalated);
   EXPECT_EQ(d.stages[1].cpu_worker_delta, 0);
-  // Bound ceil(1.5 x 3) = 5 over 4 ready + starting, no probe while starting: at most 1.
-  EXPECT_LE(d.stages[0].replica_delta, 1);
+  // Bound ceil(2 x 3) = 6 over 4 ready + starting, no probe while starting: at most 2.
+  EXPECT_LE(d.stages[0].replica_delta, 2);
 }
 
 TEST(QuartScaler, NoCoresEscalatesToGpus) {
