@@ -109,7 +109,7 @@ TEST(PidSensitivity, Table) {
   const auto [bounded, bare] = PrintTable(8);
   PrintTable(5);
   std::printf(
-      "bound factor (default gains) | true mu 8: mean ms | s over | replica-s | "
+      "| bound factor (default gains) | true mu 8: mean ms | s over | replica-s | "
       "true mu 5: mean ms | s over | replica-s |\n|---|---|---|---|---|---|---|\n");
   for (double f : {1.0, 1.5, 2.0, 3.0, 0.0}) {
     const Outcome a = RunPlant(PidConfig{}, f, 8);
