@@ -56,9 +56,9 @@ CpuAction CpuCompensator::DecideStage(int i, const CpuStageView& v, int& free_co
       v.service_rps > 0 && absl::Seconds(p.cpu_slowdown / v.service_rps) <= v.target;
   int wanted = 0;
   if (short_by > 0 && cpu_fast_enough && st.state != CpuCompensationState::kExhausted) {
-    wanted = static_cast<int>(std::ceil(short_by * p.cpu_slowdown - 1e-9));
     const int affordable = v.cpu_workers + free_cores / p.cores_per_worker;
-    wanted = std::min({wanted, p.max_workers, affordable});
+    const double cover = std::ceil(short_by * p.cpu_slowdown - 1e-9);  // may exceed int
+    wanted = static_cast<int>(std::min<double>(cover, std::min(p.max_workers, affordable)));
   }
   if (wanted > 0 && st.state == CpuCompensationState::kIdle) {
     st.state = CpuCompensationState::kCompensating;

@@ -73,7 +73,11 @@ int ReplicasForTarget(double arrival_rps, double service_rps, absl::Duration tar
   if (mu == 0 || target_sojourn <= absl::Seconds(1.0 / mu))
     return max_replicas;
   // Start at the fewest stable replicas; the sojourn is non-increasing in c from there.
-  int c = std::max(1, static_cast<int>(std::floor(lambda / mu)) + 1);
+  // (In double first: an absurd rate must not overflow the int.)
+  const double fewest_stable = std::floor(lambda / mu) + 1;
+  if (fewest_stable > max_replicas)
+    return max_replicas;
+  int c = std::max(1, static_cast<int>(fewest_stable));
   for (; c <= max_replicas; ++c) {
     if (GgcSojourn(lambda, mu, c, arrival_cv, service_cv) <= target_sojourn)
       return c;

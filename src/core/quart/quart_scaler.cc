@@ -166,7 +166,11 @@ void QuartScaler::Smooth(const std::vector<StageEstimate>& est, absl::Time now, 
     // A stage scaling up this round has no surplus: 0 replicas stops its smoothing clock.
     x.replicas = d.stages[i].replica_delta > 0 ? 0 : Total(i);
     x.min_replicas = spec.min_replicas;
-    x.stable_floor = s.arrival_rps > 0 ? static_cast<int>(s.arrival_rps / spec.service_rps) + 1 : 0;
+    // In double first, capped: an absurd measured rate must not overflow the int.
+    const double rps = std::isfinite(s.arrival_rps) ? std::max(0.0, s.arrival_rps) : 0.0;
+    x.stable_floor = rps > 0 ? static_cast<int>(std::min<double>(
+                                   std::floor(rps / spec.service_rps) + 1, spec.max_replicas))
+                             : 0;
     x.demand = ReplicasForTarget(s.arrival_rps, spec.service_rps, spec.latency_target,
                                  spec.max_replicas, d.stages[i].predicted_cv, spec.service_cv);
     x.predicted_cv = d.stages[i].predicted_cv;

@@ -111,6 +111,17 @@ TEST(QuartScaler, NoCoresEscalatesToGpus) {
   EXPECT_GT(d.stages[0].replica_delta, 0);
 }
 
+TEST(QuartScaler, AbsurdSamplesStayBounded) {
+  auto q = Make(Config(2));
+  StageSample s = Sample(1e15, 3, INFINITY);
+  s.queue_length = NAN;
+  s.measured_latency = absl::InfiniteDuration();
+  q->Observe({s, Sample(NAN, -4, -1)}, kT0);
+  const QuartDecision d = q->Decide(kT0, 1 << 30);
+  EXPECT_EQ(3 + d.stages[0].replica_delta, 16);  // to the cap, no overflow
+  EXPECT_GE(d.stages[1].replica_delta, 1);       // negative replicas count as 0: up to min
+}
+
 TEST(QuartScaler, RejectsMismatchedSamples) {
   auto q = Make(Config(2));
   q->Observe({Sample(5, 1)}, kT0);
