@@ -1,0 +1,196 @@
+// Unit and property tests for QuartScaler.
+#include "core/quart/quart_scaler.h"
+
+#include <random>
+
+#include "gtest/gtest.h"
+
+namespace sluice::core {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1000);
+
+// n stages of mu 10 rps per replica, target 0.3 s (3x the 0.1 s service time), 1-16 replicas.
+QuartConfig Config(int n) {
+  QuartConfig c;
+  QuartStageSpec s;
+  s.service_rps = 10;
+  s.max_replicas = 16;
+  s.latency_target = absl::Milliseconds(300);
+  s.cpu = {4.0, 2, 8};
+  c.stages.assign(n, s);
+  return c;
+}
+
+std::unique_ptr<QuartScaler> Make(const QuartConfig& c) {
+  auto s = QuartScaler::Create(c);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+StageSample Sample(double lambda, int ready, double cv = 1.0) {
+  StageSample s;
+  s.arrival_rps = lambda;
+  s.arrival_cv = cv;
+  s.ready_replicas = ready;
+  return s;
+}
+
+TEST(QuartScaler, ScalesUpOnlyTheCongestedKeyStage) {
+  auto q = Make(Config(4));
+  std::vector<StageSample> in(4, Sample(20, 4));
+  in[2] = Sample(20, 2);  // rho 1: unstable
+  in[2].queue_length = 30;
+  q->Observe(in, kT0);
+  const QuartDecision d = q->Decide(kT0, 0);
+  EXPECT_EQ(d.key_stages, std::vector<int>{2});
+  EXPECT_GT(d.stages[2].replica_delta, 0);
+  for (int i : {0, 1, 3})
+    EXPECT_EQ(d.stages[i].replica_delta, 0) << i;
+}
+
+TEST(QuartScaler, BarePidOvershootsAnOverload) {
+  QuartConfig c = Config(1);
+  c.correction_bound_factor = 0;
+  auto q = Make(c);
+  q->Observe({Sample(25, 2)}, kT0);
+  EXPECT_EQ(q->Decide(kT0, 0).stages[0].replica_delta, 8);  // kp x error_limit
+  auto bounded = Make(Config(1));
+  bounded->Observe({Sample(25, 2)}, kT0);
+  // ceil(2 x need 3) = 6, minus 2 ready, plus 1 probe.
+  EXPECT_EQ(bounded->Decide(kT0, 0).stages[0].replica_delta, 5);
+}
+
+TEST(QuartScaler, DecidesEachWindowOnce) {
+  auto q = Make(Config(2));
+  q->Observe({Sample(20, 2), Sample(20, 4)}, kT0);
+  EXPECT_GT(q->Decide(kT0, 0).stages[0].replica_delta, 0);
+  EXPECT_EQ(q->Decide(kT0 + absl::Seconds(1), 0).stages[0].replica_delta, 0);
+  EXPECT_EQ(q->NextWakeup(), kT0 + absl::Seconds(2));
+}
+
+TEST(QuartScaler, ReclaimsSurplusAfterTheHold) {
+  auto q = Make(Config(3));
+  const std::vector<StageSample> in = {Sample(5, 1, 0.5), Sample(5, 8, 0.5), Sample(5, 1, 0.5)};
+  q->Observe(in, kT0);
+  EXPECT_EQ(q->Decide(kT0, 0).stages[1].replica_delta, 0);
+  // Hold: 30 s plus twice stage 0's sojourn (~0.1 s) for a burst to travel down.
+  q->Observe(in, kT0 + absl::Seconds(30));
+  EXPECT_EQ(q->Decide(kT0 + absl::Seconds(30), 0).stages[1].replica_delta, 0);
+  q->Observe(in, kT0 + absl::Seconds(31));
+  const QuartDecision d = q->Decide(kT0 + absl::Seconds(31), 0);
+  EXPECT_EQ(d.stages[1].replica_delta, -1);
+  EXPECT_EQ(d.stages[0].replica_delta, 0);
+}
+
+TEST(QuartScaler, CpuCoversReplicasStillStarting) {
+  QuartConfig c = Config(2);
+  for (QuartStageSpec& s : c.stages)
+    s.cpu.cpu_slowdown = 2.5;  // 0.25 s on CPU, under 0.3 s
+  auto q = Make(c);
+  std::vector<StageSample> in = {Sample(25, 2), Sample(5, 2)};
+  in[0].starting_replicas = 2;  // asked for; not ready
+  q->Observe(in, kT0);
+  const QuartDecision d = q->Decide(kT0, 64);
+  // 3 replicas meet the target; 1 short -> ceil(1 x 2.5) = 3 workers until the GPUs are ready.
+  EXPECT_EQ(d.stages[0].cpu_worker_delta, 3);
+  EXPECT_FALSE(d.stages[0].cpu_escalated);
+  EXPECT_EQ(d.stages[1].cpu_worker_delta, 0);
+  // Bound ceil(2 x 3) = 6 over 4 ready + starting, no probe while starting: at most 2.
+  EXPECT_LE(d.stages[0].replica_delta, 2);
+}
+
+TEST(QuartScaler, NoCoresEscalatesToGpus) {
+  auto q = Make(Config(1));
+  StageSample s = Sample(25, 2);
+  s.measured_latency = absl::Milliseconds(200);  // under target: the corrector stays quiet
+  q->Observe({s}, kT0);
+  const QuartDecision d = q->Decide(kT0, 0);
+  // The model says 2 replicas leave the stage over target; with no cores the CPU cannot cover.
+  EXPECT_TRUE(d.stages[0].cpu_escalated);
+  EXPECT_GT(d.stages[0].replica_delta, 0);
+}
+
+TEST(QuartScaler, AbsurdSamplesStayBounded) {
+  auto q = Make(Config(2));
+  StageSample s = Sample(1e15, 3, INFINITY);
+  s.queue_length = NAN;
+  s.measured_latency = absl::InfiniteDuration();
+  q->Observe({s, Sample(NAN, -4, -1)}, kT0);
+  const QuartDecision d = q->Decide(kT0, 1 << 30);
+  EXPECT_EQ(3 + d.stages[0].replica_delta, 16);  // to the cap, no overflow
+  EXPECT_GE(d.stages[1].replica_delta, 1);       // negative replicas count as 0: up to min
+}
+
+TEST(QuartScaler, RejectsMismatchedSamples) {
+  auto q = Make(Config(2));
+  q->Observe({Sample(5, 1)}, kT0);
+  EXPECT_EQ(q->rejected_samples(), 1);
+  EXPECT_EQ(q->Decide(kT0, 0).stages[0].replica_delta, 0);
+}
+
+TEST(QuartScaler, ValidationNamesTheField) {
+  QuartConfig c = Config(3);
+  c.stages[1].service_rps = 0;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("stages[1].service_rps"),
+            std::string::npos);
+  c = Config(3);
+  c.stages[2].latency_target = absl::Milliseconds(50);
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("stages[2].latency_target"),
+            std::string::npos);
+  c = Config(3);
+  c.pid.kp = -1;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("pid.kp"), std::string::npos);
+  c = Config(3);
+  c.smoother.beta_min = 2;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("smoother.beta_min"), std::string::npos);
+  c = Config(3);
+  c.stages[1].cpu.cpu_slowdown = 0.5;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("stages[1].cpu.cpu_slowdown"),
+            std::string::npos);
+  c = Config(3);
+  c.key.model_weight = -1;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("key.model_weight"), std::string::npos);
+  EXPECT_NE(QuartScaler::Create(QuartConfig{}).status().message().find("stages"),
+            std::string::npos);
+}
+
+TEST(QuartScalerProperty, ReplicasStayWithinBounds) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const int n = 1 + static_cast<int>(rng() % 8);
+    QuartConfig c = Config(n);
+    for (QuartStageSpec& s : c.stages) {
+      s.min_replicas = static_cast<int>(rng() % 3);
+      s.max_replicas = std::max(1, s.min_replicas) + static_cast<int>(rng() % 10);
+    }
+    auto q = Make(c);
+    absl::Time now = kT0;
+    for (int step = 0; step < 60; ++step) {
+      std::vector<StageSample> in(n);
+      for (StageSample& s : in) {
+        s = Sample(200 * u(rng), static_cast<int>(rng() % 20), 8 * u(rng));
+        s.starting_replicas = static_cast<int>(rng() % 3);
+        s.queue_length = 50 * u(rng);
+        s.measured_latency = absl::Milliseconds(3000 * u(rng));
+        s.cpu_workers = static_cast<int>(rng() % 4);
+      }
+      q->Observe(in, now);
+      const QuartDecision d = q->Decide(now, static_cast<int>(rng() % 64));
+      for (int i = 0; i < n; ++i) {
+        const int after =
+            in[i].ready_replicas + in[i].starting_replicas + d.stages[i].replica_delta;
+        ASSERT_GE(after, c.stages[i].min_replicas) << "seed " << seed << " stage " << i;
+        ASSERT_LE(after, c.stages[i].max_replicas) << "seed " << seed << " stage " << i;
+        ASSERT_GE(in[i].cpu_workers + d.stages[i].cpu_worker_delta, 0) << "seed " << seed;
+        ASSERT_LE(in[i].cpu_workers + d.stages[i].cpu_worker_delta, c.stages[i].cpu.max_workers)
+            << "seed " << seed;
+      }
+      now += absl::Seconds(1 + rng() % 20);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::core
