@@ -21,10 +21,29 @@
 #include "core/serving/weighted_dispatcher.h"
 #include "runtime/gateway/gateway_daemon.h"
 #include "runtime/gateway/gateway_metrics.h"
+#include "runtime/gateway/openai_api.h"
 #include "runtime/gateway/route_table.h"
 #include "runtime/http/http.h"
 
 namespace sluice::runtime::internal {
+
+// The OpenAI side of a request to an LLM function (gateway_openai.cc): the parsed request, the
+// client's event stream once started, and per-attempt relay state of the instance's token stream.
+struct LlmCall {
+  OpenAiRequest request;
+  std::string id;  // "cmpl-<n>" / "chatcmpl-<n>", also the instance's request_id
+  int64_t created = 0;
+  std::shared_ptr<http::ResponseStream> stream;  // set once the first event is sent
+  // Per attempt (reset by SendLlm).
+  int upstream_status = 0;
+  std::string upstream_body;  // a non-200 answer, for the error message
+  SseParser parser;
+  std::string text;  // non-streaming: the tokens so far
+  int64_t tokens = 0;
+  absl::Time first_token = absl::InfinitePast();
+  std::optional<InstanceEvent> done;   // the instance's final event
+  std::string failure;                 // an error or malformed event
+};
 
 // One accepted request, from admission until it is answered. While queued it is also in its
 // function's FunctionQueue; while in flight its deadline is in `in_flight_deadlines`.
@@ -38,6 +57,7 @@ struct PendingRequest {
   int attempts = 0;            // batches it was sent in
   std::vector<int64_t> tried;  // instances that failed it
   bool in_flight = false;
+  std::shared_ptr<LlmCall> llm;  // LLM functions only (OpenAI API)
 };
 
 struct FunctionState {
@@ -66,6 +86,9 @@ class GatewayCore {
   void HandleInfer(http::Request& req, http::Responder respond);
   void HandleModelReady(http::Request& req, http::Responder respond);
   void HandleReady(http::Request& req, http::Responder respond);
+  // OpenAI API for LLM functions (gateway_openai.cc).
+  void HandleModels(http::Request& req, http::Responder respond);
+  void HandleOpenAi(http::Request& req, http::Responder respond, bool chat);
 
   // Control plane (gateway_control.cc).
   void StartControl();  // first poll now, then every routes_poll; load every load_report
@@ -86,6 +109,13 @@ class GatewayCore {
   void RetryOrFail(FunctionState* f, int64_t instance, const std::vector<uint64_t>& ids,
                    const std::string& why);
   void ExpireDeadlines(FunctionState& f, absl::Time now);
+  // LLM request path (gateway_openai.cc): one request per dispatch, streamed from the instance.
+  void SendLlm(FunctionState& f, int64_t instance, uint64_t id);
+  void OnLlmData(uint64_t id, std::string_view data);
+  void OnLlmDone(const std::string& function, int64_t instance, uint64_t id, absl::Status status);
+  void EndLlm(FunctionState* f, int64_t instance, uint64_t id, const absl::Status& status);
+  // Answers an LLM request: OpenAI's error shape for errors; ends the event stream if started.
+  void FinishLlm(PendingRequest& p, http::Response response);
   void Rearm(FunctionState& f);
   void OnTimer(const std::string& function);
   void FailQueued(FunctionState& f, int status, const std::string& message);
