@@ -43,6 +43,8 @@ struct LlmCall {
   absl::Time first_token = absl::InfinitePast();
   std::optional<InstanceEvent> done;   // the instance's final event
   std::string failure;                 // an error or malformed event
+  int64_t prefill_prompt_tokens = 0;   // P/D: as the prefill instance counted them
+  bool disaggregated = false;          // P/D: the first token came from a prefill instance
 };
 
 // One accepted request, from admission until it is answered. While queued it is also in its
@@ -66,6 +68,8 @@ struct FunctionState {
   core::FunctionQueue queue;
   core::WeightedDispatcher dispatcher;
   std::map<int64_t, http::Endpoint> endpoints;  // instances in the route with a valid url
+  std::map<int64_t, std::string> roles;         // LLM P/D role per instance ("" = both)
+  std::map<int64_t, int> decode_ready;          // P/D: ready decode instances -> streams open
   int starting = 0;                             // instances in state "starting"
   std::set<std::pair<absl::Time, uint64_t>> in_flight_deadlines;
   common::Env::TimerId timer = 0;
@@ -112,6 +116,13 @@ class GatewayCore {
   // LLM request path (gateway_openai.cc): one request per dispatch, streamed from the instance.
   void SendLlm(FunctionState& f, int64_t instance, uint64_t id);
   void OnLlmData(uint64_t id, std::string_view data);
+  void OnLlmToken(PendingRequest& p, const std::string& text);
+  // P/D (gateway_pd.cc): prefill on `instance` pushing the KV to a decode instance, first token
+  // relayed, then the decode instance's token stream.
+  void SendPrefill(FunctionState& f, int64_t instance, int64_t decode, uint64_t id);
+  void OnPrefillDone(const std::string& function, int64_t instance, int64_t decode, uint64_t id,
+                     absl::StatusOr<http::Response> result);
+  void SendDecode(FunctionState& f, int64_t decode, uint64_t id);
   void OnLlmDone(const std::string& function, int64_t instance, uint64_t id, absl::Status status);
   void EndLlm(FunctionState* f, int64_t instance, uint64_t id, const absl::Status& status);
   // Answers an LLM request: OpenAI's error shape for errors; ends the event stream if started.

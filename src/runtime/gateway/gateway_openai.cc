@@ -153,6 +153,14 @@ void GatewayCore::SendLlm(FunctionState& f, int64_t instance, uint64_t id) {
   call.failure.clear();
   f.dispatcher.OnDispatch(instance);
   f.metrics->batch_size->Observe(1);
+  if (f.roles[instance] == "prefill" && !f.decode_ready.empty()) {
+    // P/D: the least busy ready decode instance receives the KV and the rest of the tokens.
+    int64_t decode = f.decode_ready.begin()->first;
+    for (const auto& [d, open] : f.decode_ready) {
+      if (open < f.decode_ready[decode]) decode = d;
+    }
+    return SendPrefill(f, instance, decode, id);
+  }
   http::Request req;
   req.method = "POST";
   req.target = "/sluice/v1/generate";
@@ -184,22 +192,28 @@ void GatewayCore::OnLlmData(uint64_t id, std::string_view data) {
     } else if (ev.kind != InstanceEvent::Kind::kToken) {
       if (call.failure.empty()) call.failure = std::move(ev.text);
     } else if (!call.done.has_value()) {
-      const absl::Time now = loop_.Now();
-      const bool first = call.tokens == 0;
-      if (first) {
-        call.first_token = now;
-        auto f = functions_.find(p.function);
-        if (f != functions_.end()) f->second->metrics->ttft->Observe(absl::ToDoubleSeconds(now - p.arrival));
-      }
-      ++call.tokens;
-      if (!call.request.stream) {
-        call.text += ev.text;
-        continue;
-      }
-      if (call.stream == nullptr) call.stream = p.respond.Stream(SseHead());
-      call.stream->Write(ChunkEvent(call.request, call.id, call.created, ev.text, first, {}));
+      OnLlmToken(p, ev.text);
     }
   }
+}
+
+void GatewayCore::OnLlmToken(PendingRequest& p, const std::string& text) {
+  LlmCall& call = *p.llm;
+  const absl::Time now = loop_.Now();
+  const bool first = call.tokens == 0;
+  if (first) {
+    call.first_token = now;
+    auto f = functions_.find(p.function);
+    if (f != functions_.end())
+      f->second->metrics->ttft->Observe(absl::ToDoubleSeconds(now - p.arrival));
+  }
+  ++call.tokens;
+  if (!call.request.stream) {
+    call.text += text;
+    return;
+  }
+  if (call.stream == nullptr) call.stream = p.respond.Stream(SseHead());
+  call.stream->Write(ChunkEvent(call.request, call.id, call.created, text, first, {}));
 }
 
 void GatewayCore::OnLlmDone(const std::string& function, int64_t instance, uint64_t id,
@@ -226,7 +240,7 @@ void GatewayCore::EndLlm(FunctionState* f, int64_t instance, uint64_t id,
     const std::string why = !status.ok() ? status.ToString()
                                          : absl::StrCat("HTTP ", call.upstream_status, ": ",
                                                         call.upstream_body.substr(0, 200));
-    if (f != nullptr && absl::IsUnavailable(status))
+    if (f != nullptr && absl::IsUnavailable(status) && f->roles[instance] != "decode")
       f->dispatcher.Upsert(instance, f->dispatcher.EffectiveCapacity(instance), false);
     if (!started) return RetryOrFail(f, instance, {id}, why);
     return Finish(id, http::ErrorResponse(502, absl::StrCat(who, " failed mid-stream: ", why)));
@@ -239,7 +253,11 @@ void GatewayCore::EndLlm(FunctionState* f, int64_t instance, uint64_t id,
         call.failure.empty() ? "the token stream ended without a done event" : call.failure;
     return Finish(id, http::ErrorResponse(502, absl::StrCat(who, ": ", why)));
   }
-  const InstanceEvent& done = *call.done;
+  InstanceEvent& done = *call.done;
+  if (call.disaggregated) {  // the decode instance counted only its own tokens
+    done.completion_tokens += 1;
+    if (done.prompt_tokens == 0) done.prompt_tokens = call.prefill_prompt_tokens;
+  }
   if (call.tokens >= 2 && f != nullptr) {
     f->metrics->tpot->Observe(absl::ToDoubleSeconds(loop_.Now() - call.first_token) /
                               static_cast<double>(call.tokens - 1));

@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/gateway/openai_api.h"
+#include "runtime/gateway/route_table.h"
 #include "runtime/gateway/testing/fake_llm_instance.h"
 #include "runtime/gateway/testing/gateway_harness.h"
 
@@ -172,6 +173,52 @@ TEST_F(OpenAiGatewayTest, NoInstanceHoldsAndWakesLikeOtherFunctions) {
   auto r = pending.get();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST_F(OpenAiGatewayTest, DisaggregatedPrefillThenDecodeStreamsEveryToken) {
+  json route = LlmRoute("llm", {&a, &b});
+  route["instances"][0]["role"] = "prefill";
+  route["instances"][1]["role"] = "decode";
+  h.SetRoutes(json::array({route}));
+  auto r = PostJson(h, "/v1/completions",
+                    R"({"model":"llm","prompt":"abc","max_tokens":4,"stream":true,
+                        "stream_options":{"include_usage":true}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::vector<std::string> events = Events(r->body);
+  ASSERT_GE(events.size(), 4u) << r->body;
+  std::string text;
+  for (size_t i = 0; i + 2 < events.size(); ++i)
+    text += json::parse(events[i])["choices"][0]["text"].get<std::string>();
+  EXPECT_EQ(text, "t0 t1 t2 t3 ");  // t0 from the prefill instance, the rest from decode
+  const json usage = json::parse(events[events.size() - 2])["usage"];
+  EXPECT_EQ(usage["completion_tokens"], 4);
+  EXPECT_EQ(usage["prompt_tokens"], 3);
+  ASSERT_EQ(a.kv_pushes().size(), 1u);
+  EXPECT_EQ(a.kv_pushes()[0], "http://" + b.url());
+  EXPECT_EQ(b.prompts().size(), 0u);  // the decode instance never saw the prompt
+  // The decode instance is never dispatched to directly.
+  for (int i = 0; i < 3; ++i) {
+    auto n = PostJson(h, "/v1/completions", R"({"model":"llm","prompt":"x","max_tokens":1})");
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(n->status, 200) << n->body;
+    EXPECT_EQ(json::parse(n->body)["choices"][0]["text"], "t0 ");
+  }
+  EXPECT_EQ(a.kv_pushes().size(), 4u);
+}
+
+TEST(RouteTableTest, InstanceRoleIsStrict) {
+  using ::sluice::runtime::ParseRouteTable;
+  auto bad = ParseRouteTable(
+      R"({"version":1,"functions":[{"name":"f","state":"ready","instances":[
+          {"id":1,"url":"127.0.0.1:1","state":"ready","role":"both"}]}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("functions[0].instances[0].role"));
+  auto good = ParseRouteTable(
+      R"({"version":1,"functions":[{"name":"f","state":"ready","instances":[
+          {"id":1,"url":"127.0.0.1:1","state":"ready","role":"decode"}]}]})");
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->functions[0].instances[0].role, "decode");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // answers token events "data: {"index", "text"}" and a final "data: {"done": true,
 // "finish_reason", "prompt_tokens", "completion_tokens"}" (or one JSON when stream is false);
 // a prompt over `kv_capacity_tokens` bytes (one token per byte) gets 400 {"error"}. Tokens are
-// "t0 ", "t1 ", ... produced `token_delay` apart on a worker thread. For the gateway's tests and
+// "t0 ", "t1 ", ... produced `token_delay` apart on a worker thread. Also serves the P/D pair
+// /sluice/v1/prefill and /sluice/v1/decode. For the gateway's tests and
 // the openai npm test driver; not a model. Thread safety: accessors lock.
 #ifndef SLUICE_RUNTIME_GATEWAY_TESTING_FAKE_LLM_INSTANCE_H_
 #define SLUICE_RUNTIME_GATEWAY_TESTING_FAKE_LLM_INSTANCE_H_
@@ -35,15 +36,23 @@ class FakeLlmInstance {
   void set_options(const FakeLlmOptions& o);
   int requests_received() const;
   std::vector<std::string> prompts() const;
+  // P/D: the decode_url of every prefill request (where the KV was "pushed").
+  std::vector<std::string> kv_pushes() const;
 
  private:
   void OnGenerate(http::Request& req, http::Responder respond);
+  // P/D: prefill answers {"text": "t0 ", "prompt_tokens"}; decode streams "t1 ", "t2 ", ...
+  void OnPrefill(http::Request& req, http::Responder respond);
+  void OnDecode(http::Request& req, http::Responder respond);
+  void StreamTokens(http::Responder respond, std::vector<std::string> tokens,
+                    std::string done_event, const FakeLlmOptions& o);
 
   const int64_t id_;
   mutable absl::Mutex mu_;
   FakeLlmOptions options_;
   int requests_ = 0;
   std::vector<std::string> prompts_;
+  std::vector<std::string> kv_pushes_;
   std::vector<std::thread> workers_;
   std::unique_ptr<http::EventLoop> loop_;
   std::unique_ptr<http::Server> server_;
