@@ -125,6 +125,8 @@ class GatewayCore {
   void SendDecode(FunctionState& f, int64_t decode, uint64_t id);
   void OnLlmDone(const std::string& function, int64_t instance, uint64_t id, absl::Status status);
   void EndLlm(FunctionState* f, int64_t instance, uint64_t id, const absl::Status& status);
+  // The instance's stream ended with its done event: the last chunk / the whole completion.
+  void CompleteLlm(FunctionState* f, uint64_t id);
   // Answers an LLM request: OpenAI's error shape for errors; ends the event stream if started.
   void FinishLlm(PendingRequest& p, http::Response response);
   void Rearm(FunctionState& f);

@@ -73,6 +73,23 @@ OpenAiError InstanceRejection(const LlmCall& call, const std::string& who) {
   return e;
 }
 
+http::Response Unservable(const std::string& model, const std::string& state) {
+  http::Response out = OpenAiErrorResponse(
+      {503, absl::StrCat("model '", model, "' cannot be served (state ", state, ")"),
+       "server_error", "", ""});
+  out.headers.emplace_back("retry-after", "1");
+  return out;
+}
+
+http::Response QueueFull(const std::string& model, int64_t max_queued, absl::Duration after) {
+  http::Response out = OpenAiErrorResponse(
+      {429, absl::StrCat("queue of model '", model, "' is full (", max_queued, " requests)"),
+       "rate_limit_exceeded", "", "rate_limit_exceeded"});
+  out.headers.emplace_back("retry-after",
+                           std::to_string(std::max<int64_t>(1, absl::ToInt64Seconds(after))));
+  return out;
+}
+
 }  // namespace
 
 void GatewayCore::HandleModels(http::Request&, http::Responder respond) {
@@ -97,11 +114,7 @@ void GatewayCore::HandleOpenAi(http::Request& req, http::Responder respond, bool
   FunctionState& f = *it->second;
   if (f.route.Unservable()) {
     metrics_.Requests(*f.metrics, r.model, 503).Inc();
-    http::Response out = OpenAiErrorResponse(
-        {503, absl::StrCat("model '", r.model, "' cannot be served (state ", f.route.state, ")"),
-         "server_error", "", ""});
-    out.headers.emplace_back("retry-after", "1");
-    return respond(std::move(out));
+    return respond(Unservable(r.model, f.route.state));
   }
   const absl::Time now = loop_.Now();
   const uint64_t id = next_id_++;
@@ -109,14 +122,7 @@ void GatewayCore::HandleOpenAi(http::Request& req, http::Responder respond, bool
       f.queue.Admit({id, now, now + f.route.timeout}, f.dispatcher.ReadyCapacity());
   if (!admit.accepted) {
     metrics_.Requests(*f.metrics, r.model, 429).Inc();
-    http::Response out = OpenAiErrorResponse(
-        {429, absl::StrCat("queue of model '", r.model, "' is full (", f.queue.max_queued(),
-                           " requests)"),
-         "rate_limit_exceeded", "", "rate_limit_exceeded"});
-    out.headers.emplace_back("retry-after",
-                             std::to_string(std::max<int64_t>(1, absl::ToInt64Seconds(
-                                                                     admit.retry_after))));
-    return respond(std::move(out));
+    return respond(QueueFull(r.model, f.queue.max_queued(), admit.retry_after));
   }
   ++f.arrivals;
   PendingRequest& p = pending_[id];
@@ -253,6 +259,12 @@ void GatewayCore::EndLlm(FunctionState* f, int64_t instance, uint64_t id,
         call.failure.empty() ? "the token stream ended without a done event" : call.failure;
     return Finish(id, http::ErrorResponse(502, absl::StrCat(who, ": ", why)));
   }
+  CompleteLlm(f, id);
+}
+
+void GatewayCore::CompleteLlm(FunctionState* f, uint64_t id) {
+  PendingRequest& p = pending_.at(id);
+  LlmCall& call = *p.llm;
   InstanceEvent& done = *call.done;
   if (call.disaggregated) {  // the decode instance counted only its own tokens
     done.completion_tokens += 1;
