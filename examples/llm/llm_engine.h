@@ -38,6 +38,8 @@ struct GenJob {
   // Decode from a transferred KV: the prompt is already prefilled and token 0 was produced by
   // the prefill instance; generation starts at token 1 with no prefill cost.
   bool from_kv = false;
+  // from_kv only: whether on_done's completion count includes the prefill's first token.
+  bool count_first = true;
   std::function<void(int index, const std::string& text)> on_token;
   std::function<void(const std::string& finish_reason, int prompt_tokens,
                      int completion_tokens)> on_done;

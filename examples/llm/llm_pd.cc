@@ -130,14 +130,12 @@ void LlmServer::OnDecode(http::Request& req, http::Responder respond) {
     }
     job.max_tokens = body["max_tokens"].get<int>();
   }
+  // max_tokens counts the tokens after the prefill's first one (docs/platform.md); the engine's
+  // count includes that first token, so it runs one more and the answer counts only its own.
+  job.max_tokens += 1;
+  job.count_first = false;
   const bool stream = body.contains("stream") && body["stream"].is_boolean() &&
                       body["stream"].get<bool>();
-  if (job.max_tokens == 1) {  // the prefill's token was the whole completion
-    kv_.erase(it);
-    Json j = {{"text", ""}, {"finish_reason", "length"}, {"prompt_tokens", job.prompt_tokens},
-              {"completion_tokens", 1}};
-    return respond(http::JsonResponse(200, j.dump()));
-  }
   // On success the engine holds this request's KV (reserved at admission); on refusal the
   // entry stays, so a retry with a smaller max_tokens still finds it.
   if (RunAndAnswer(std::move(job), stream, std::move(respond)))

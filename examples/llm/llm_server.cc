@@ -207,10 +207,11 @@ bool LlmServer::RunAndAnswer(GenJob job, bool stream, http::Responder respond) {
           absl::StrCat("data: ", Json{{"index", index}, {"text", text}}.dump(), "\n\n"));
     }
   };
-  job.on_done = [acc](const std::string& reason, int prompt, int completion) {
+  const int uncounted = job.from_kv && !job.count_first ? 1 : 0;
+  job.on_done = [acc, uncounted](const std::string& reason, int prompt, int completion) {
     Json j = {{"finish_reason", reason},
               {"prompt_tokens", prompt},
-              {"completion_tokens", completion}};
+              {"completion_tokens", completion - uncounted}};
     if (acc->events == nullptr) {
       j["text"] = acc->text;
       return acc->respond(http::JsonResponse(200, j.dump()));

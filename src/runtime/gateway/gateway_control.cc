@@ -113,6 +113,8 @@ void GatewayCore::ApplyRoute(const Route& route) {
   f.route = route;
   f.queue.set_max_queued(route.queue_max);
   std::map<int64_t, http::Endpoint> endpoints;
+  std::map<int64_t, std::string> roles;
+  std::map<int64_t, int> decode_ready;
   int ready = 0;
   f.starting = 0;
   for (const RouteInstance& inst : route.instances) {
@@ -123,7 +125,14 @@ void GatewayCore::ApplyRoute(const Route& route) {
     const bool is_ready = inst.state == "ready";
     ready += is_ready ? 1 : 0;
     f.starting += inst.state == "starting" ? 1 : 0;
-    f.dispatcher.Upsert(inst.id, inst.capacity_rps, is_ready);
+    roles[inst.id] = inst.role;
+    if (inst.role == "decode") {  // P/D: chosen per request after the prefill, not dispatched
+      f.dispatcher.Remove(inst.id);
+      if (is_ready)
+        decode_ready[inst.id] = f.decode_ready.contains(inst.id) ? f.decode_ready[inst.id] : 0;
+    } else {
+      f.dispatcher.Upsert(inst.id, inst.capacity_rps, is_ready);
+    }
     const InstanceMetrics m = metrics_.ForInstance(route.name, inst.id);
     m.sm_share->Set(inst.sm_share);
     m.sm_request->Set(inst.request);
@@ -134,6 +143,8 @@ void GatewayCore::ApplyRoute(const Route& route) {
       f.dispatcher.Remove(id);
   }
   f.endpoints = std::move(endpoints);
+  f.roles = std::move(roles);
+  f.decode_ready = std::move(decode_ready);
   f.metrics->instances_ready->Set(ready);
   f.metrics->instances_starting->Set(f.starting);
   if (route.Unservable()) {

@@ -125,6 +125,8 @@ void GatewayCore::Finish(uint64_t id, http::Response response) {
     metrics_.Requests(*fs.metrics, p.function, response.status).Inc();
     fs.metrics->duration->Observe(Seconds(loop_.Now() - p.arrival));
   }
+  if (p.llm != nullptr)
+    return FinishLlm(p, std::move(response));
   p.respond(std::move(response));
 }
 
@@ -139,11 +141,16 @@ void GatewayCore::TryDispatch(FunctionState& f) {
     if (!instance.has_value())
       return;  // held: cold start, or every instance has its batches in flight
     std::vector<uint64_t> ids;
-    for (const core::QueuedRequest& r : f.queue.NextBatch(f.route.max_batch)) {
+    const bool llm = f.route.kind == "llm";  // one request per dispatch: the instance batches
+    for (const core::QueuedRequest& r : f.queue.NextBatch(llm ? 1 : f.route.max_batch)) {
       f.metrics->queue_duration->Observe(Seconds(now - r.arrival));
       ids.push_back(r.id);
     }
-    SendBatch(f, *instance, std::move(ids));
+    if (llm) {
+      SendLlm(f, *instance, ids.front());
+    } else {
+      SendBatch(f, *instance, std::move(ids));
+    }
   }
 }
 
@@ -267,8 +274,14 @@ void GatewayCore::RetryOrFail(FunctionState* f, int64_t instance, const std::vec
     }
     retries[*next].push_back(id);
   }
-  for (auto& [target, batch] : retries)
-    SendBatch(*f, target, std::move(batch));
+  for (auto& [target, batch] : retries) {
+    if (f->route.kind == "llm") {
+      for (uint64_t id : batch)
+        SendLlm(*f, target, id);
+    } else {
+      SendBatch(*f, target, std::move(batch));
+    }
+  }
 }
 
 void GatewayCore::ExpireDeadlines(FunctionState& f, absl::Time now) {

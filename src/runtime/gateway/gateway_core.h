@@ -21,10 +21,31 @@
 #include "core/serving/weighted_dispatcher.h"
 #include "runtime/gateway/gateway_daemon.h"
 #include "runtime/gateway/gateway_metrics.h"
+#include "runtime/gateway/openai_api.h"
 #include "runtime/gateway/route_table.h"
 #include "runtime/http/http.h"
 
 namespace sluice::runtime::internal {
+
+// The OpenAI side of a request to an LLM function (gateway_openai.cc): the parsed request, the
+// client's event stream once started, and per-attempt relay state of the instance's token stream.
+struct LlmCall {
+  OpenAiRequest request;
+  std::string id;  // "cmpl-<n>" / "chatcmpl-<n>", also the instance's request_id
+  int64_t created = 0;
+  std::shared_ptr<http::ResponseStream> stream;  // set once the first event is sent
+  // Per attempt (reset by SendLlm).
+  int upstream_status = 0;
+  std::string upstream_body;  // a non-200 answer, for the error message
+  SseParser parser;
+  std::string text;  // non-streaming: the tokens so far
+  int64_t tokens = 0;
+  absl::Time first_token = absl::InfinitePast();
+  std::optional<InstanceEvent> done;   // the instance's final event
+  std::string failure;                 // an error or malformed event
+  int64_t prefill_prompt_tokens = 0;   // P/D: as the prefill instance counted them
+  bool disaggregated = false;          // P/D: the first token came from a prefill instance
+};
 
 // One accepted request, from admission until it is answered. While queued it is also in its
 // function's FunctionQueue; while in flight its deadline is in `in_flight_deadlines`.
@@ -38,6 +59,7 @@ struct PendingRequest {
   int attempts = 0;            // batches it was sent in
   std::vector<int64_t> tried;  // instances that failed it
   bool in_flight = false;
+  std::shared_ptr<LlmCall> llm;  // LLM functions only (OpenAI API)
 };
 
 struct FunctionState {
@@ -46,6 +68,8 @@ struct FunctionState {
   core::FunctionQueue queue;
   core::WeightedDispatcher dispatcher;
   std::map<int64_t, http::Endpoint> endpoints;  // instances in the route with a valid url
+  std::map<int64_t, std::string> roles;         // LLM P/D role per instance ("" = both)
+  std::map<int64_t, int> decode_ready;          // P/D: ready decode instances -> streams open
   int starting = 0;                             // instances in state "starting"
   std::set<std::pair<absl::Time, uint64_t>> in_flight_deadlines;
   common::Env::TimerId timer = 0;
@@ -66,6 +90,9 @@ class GatewayCore {
   void HandleInfer(http::Request& req, http::Responder respond);
   void HandleModelReady(http::Request& req, http::Responder respond);
   void HandleReady(http::Request& req, http::Responder respond);
+  // OpenAI API for LLM functions (gateway_openai.cc).
+  void HandleModels(http::Request& req, http::Responder respond);
+  void HandleOpenAi(http::Request& req, http::Responder respond, bool chat);
 
   // Control plane (gateway_control.cc).
   void StartControl();  // first poll now, then every routes_poll; load every load_report
@@ -86,6 +113,22 @@ class GatewayCore {
   void RetryOrFail(FunctionState* f, int64_t instance, const std::vector<uint64_t>& ids,
                    const std::string& why);
   void ExpireDeadlines(FunctionState& f, absl::Time now);
+  // LLM request path (gateway_openai.cc): one request per dispatch, streamed from the instance.
+  void SendLlm(FunctionState& f, int64_t instance, uint64_t id);
+  void OnLlmData(uint64_t id, std::string_view data);
+  void OnLlmToken(PendingRequest& p, const std::string& text);
+  // P/D (gateway_pd.cc): prefill on `instance` pushing the KV to a decode instance, first token
+  // relayed, then the decode instance's token stream.
+  void SendPrefill(FunctionState& f, int64_t instance, int64_t decode, uint64_t id);
+  void OnPrefillDone(const std::string& function, int64_t instance, int64_t decode, uint64_t id,
+                     absl::StatusOr<http::Response> result);
+  void SendDecode(FunctionState& f, int64_t decode, uint64_t id);
+  void OnLlmDone(const std::string& function, int64_t instance, uint64_t id, absl::Status status);
+  void EndLlm(FunctionState* f, int64_t instance, uint64_t id, const absl::Status& status);
+  // The instance's stream ended with its done event: the last chunk / the whole completion.
+  void CompleteLlm(FunctionState* f, uint64_t id);
+  // Answers an LLM request: OpenAI's error shape for errors; ends the event stream if started.
+  void FinishLlm(PendingRequest& p, http::Response response);
   void Rearm(FunctionState& f);
   void OnTimer(const std::string& function);
   void FailQueued(FunctionState& f, int status, const std::string& message);

@@ -49,6 +49,16 @@ http::Router MakeRouter(internal::GatewayCore& core, GatewayMetrics& metrics) {
                 [&core](http::Request& req, http::Responder respond) {
                   core.HandleInfer(req, std::move(respond));
                 });
+  router.Handle("GET", "/v1/models", [&core](http::Request& req, http::Responder respond) {
+    core.HandleModels(req, std::move(respond));
+  });
+  router.Handle("POST", "/v1/completions", [&core](http::Request& req, http::Responder respond) {
+    core.HandleOpenAi(req, std::move(respond), /*chat=*/false);
+  });
+  router.Handle("POST", "/v1/chat/completions",
+                [&core](http::Request& req, http::Responder respond) {
+                  core.HandleOpenAi(req, std::move(respond), /*chat=*/true);
+                });
   router.Handle("GET", "/metrics", [&metrics](http::Request&, http::Responder respond) {
     http::Response r;
     r.content_type = "text/plain; version=0.0.4";

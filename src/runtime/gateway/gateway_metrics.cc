@@ -35,6 +35,12 @@ GatewayMetrics::GatewayMetrics() {
       "sluice_gateway_instances", "Instances in the route table by state", {"function", "state"}));
   cold_starts_ = Must(registry_.AddCounter("sluice_gateway_cold_starts_total",
                                            "Requests that found no ready instance", {"function"}));
+  ttft_ = Must(registry_.AddHistogram("sluice_gateway_ttft_seconds",
+                                      "LLM functions: time from arrival to the first token",
+                                      {"function"}, DefaultLatencyBucketsSeconds()));
+  tpot_ = Must(registry_.AddHistogram("sluice_gateway_tpot_seconds",
+                                      "LLM functions: mean time per output token after the first",
+                                      {"function"}, DefaultLatencyBucketsSeconds()));
   sm_share_ = Must(registry_.AddGauge("sluice_instance_sm_share",
                                       "SM share the instance received last period (0..1)",
                                       {"function", "instance"}));
@@ -58,6 +64,8 @@ FunctionMetrics& GatewayMetrics::ForFunction(const std::string& function) {
   slot->cold_starts = Must(cold_starts_->WithLabels({function}));
   slot->instances_ready = Must(instances_->WithLabels({function, "ready"}));
   slot->instances_starting = Must(instances_->WithLabels({function, "starting"}));
+  slot->ttft = Must(ttft_->WithLabels({function}));
+  slot->tpot = Must(tpot_->WithLabels({function}));
   return *slot;
 }
 

@@ -21,6 +21,8 @@ struct FunctionMetrics {
   Counter* cold_starts = nullptr;
   Gauge* instances_ready = nullptr;
   Gauge* instances_starting = nullptr;
+  Histogram* ttft = nullptr;  // LLM: arrival -> first token, seconds
+  Histogram* tpot = nullptr;  // LLM: (last token - first token) / (tokens - 1), seconds
   std::map<int, Counter*> requests_by_code;  // filled on first use of a code
 };
 
@@ -48,6 +50,8 @@ class GatewayMetrics {
   Family<Histogram>* batch_size_;
   Family<Gauge>* instances_;
   Family<Counter>* cold_starts_;
+  Family<Histogram>* ttft_;
+  Family<Histogram>* tpot_;
   Family<Gauge>* sm_share_;
   Family<Gauge>* sm_request_;
   Family<Gauge>* sm_limit_;

@@ -68,6 +68,9 @@ absl::StatusOr<RouteInstance> ParseInstance(const json& o, const std::string& at
   SLUICE_RETURN_IF_ERROR(GetInt(o, at, "id", 0, inst.id));
   SLUICE_RETURN_IF_ERROR(GetString(o, at, "url", true, inst.url));
   SLUICE_RETURN_IF_ERROR(GetString(o, at, "state", true, inst.state));
+  SLUICE_RETURN_IF_ERROR(GetString(o, at, "role", false, inst.role));
+  if (!inst.role.empty() && inst.role != "prefill" && inst.role != "decode")
+    return Bad(at + ".role", "must be prefill or decode (or absent)");
   SLUICE_RETURN_IF_ERROR(GetNumber(o, at, "capacity_rps", 0, inst.capacity_rps));
   SLUICE_RETURN_IF_ERROR(GetNumber(o, at, "request", 0, inst.request));
   SLUICE_RETURN_IF_ERROR(GetNumber(o, at, "limit", 0, inst.limit));

@@ -19,6 +19,8 @@ struct RouteInstance {
   std::string url;          // "host:port"
   double capacity_rps = 0;  // 0: unknown
   std::string state;        // "ready" receives requests; "starting" makes the gateway hold them
+  // LLM functions with P/D disaggregation: "prefill" or "decode"; "" (absent) serves both.
+  std::string role;
   double request = 0, limit = 0, sm_share = 0;
 };
 

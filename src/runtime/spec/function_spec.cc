@@ -239,6 +239,41 @@ absl::Status ParseTraining(const YamlReader& r, const YAML::Node& root, Function
   return absl::OkStatus();
 }
 
+// `llm: {disaggregated: bool, prefill: N, decode: M}`: kind llm only; pool sizes iff
+// disaggregated.
+absl::Status ParseLlm(const YamlReader& r, const YAML::Node& root, FunctionSpec& spec) {
+  const YAML::Node llm = root["llm"];
+  if (!llm.IsDefined())
+    return absl::OkStatus();
+  if (spec.kind != FunctionKind::kLlm) {
+    return r.Error(llm, "llm",
+                   absl::StrCat("only allowed for kind llm, not ", FunctionKindName(spec.kind)));
+  }
+  SLUICE_RETURN_IF_ERROR(r.CheckMap(llm, "llm", {"disaggregated", "prefill", "decode"}));
+  LlmSpec l;
+  if (const YAML::Node d = llm["disaggregated"]; d.IsDefined()) {
+    SLUICE_ASSIGN_OR_RETURN(std::string text, r.String(d, "llm.disaggregated"));
+    if (text != "true" && text != "false")
+      return r.Error(d, "llm.disaggregated", "must be true or false");
+    l.disaggregated = text == "true";
+  }
+  for (const char* pool : {"prefill", "decode"}) {
+    const YAML::Node n = llm[pool];
+    const std::string field = Join("llm", pool);
+    if (!l.disaggregated) {
+      if (n.IsDefined())
+        return r.Error(n, field, "only allowed with disaggregated: true");
+      continue;
+    }
+    if (!n.IsDefined())
+      return r.Error(llm, field, "is required with disaggregated: true");
+    SLUICE_ASSIGN_OR_RETURN(int count, r.IntIn(n, field, 1, 1024));
+    (std::string(pool) == "prefill" ? l.prefill : l.decode) = count;
+  }
+  spec.llm = l;
+  return absl::OkStatus();
+}
+
 // `policy` (a registry name) and `policy_params` (a flat map), checked by building the set: the
 // policy's own ParamReader names the line and key of a param it rejects.
 absl::Status ParsePolicy(const YamlReader& r, const std::string& file, const YAML::Node& root,
@@ -275,8 +310,8 @@ absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& f
   SLUICE_RETURN_IF_ERROR(
       r.CheckMap(root, "",
                  {"name", "kind", "command", "image", "model", "slo_ms", "memory_gib", "gpus",
-                  "batching", "autoscaling", "quota", "queue", "env", "training", "policy",
-                  "policy_params"}));
+                  "batching", "autoscaling", "quota", "queue", "env", "training", "llm",
+                  "policy", "policy_params"}));
   FunctionSpec spec;
   SLUICE_RETURN_IF_ERROR(ParseIdentity(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseLaunch(r, root, spec));
@@ -288,6 +323,7 @@ absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& f
   SLUICE_RETURN_IF_ERROR(ParseQueue(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseEnv(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseTraining(r, root, spec));
+  SLUICE_RETURN_IF_ERROR(ParseLlm(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParsePolicy(r, file, root, spec));
   return spec;
 }

@@ -75,6 +75,16 @@ struct TrainingSpec {
   bool operator==(const TrainingSpec&) const = default;
 };
 
+// LLM serving layout (kind llm only; absent = every instance does prefill and decode). With
+// `disaggregated`, the controller starts `prefill` instances with --role prefill and `decode`
+// with --role decode and publishes the roles in the routes (P/D disaggregation, BlitzScale §5).
+struct LlmSpec {
+  bool disaggregated = false;
+  int prefill = 0;  // >= 1 iff disaggregated, else 0 (absent).
+  int decode = 0;   // >= 1 iff disaggregated, else 0 (absent).
+  bool operator==(const LlmSpec&) const = default;
+};
+
 // A validated spec: every invariant documented on the fields holds for values returned by
 // ParseFunctionSpec. Exactly one of `command` (non-empty) and `image` (non-empty) is set.
 struct FunctionSpec {
@@ -92,6 +102,7 @@ struct FunctionSpec {
   std::optional<QueueSpec> queue;
   std::map<std::string, std::string> env;  // Keys match [A-Za-z_][A-Za-z0-9_]*.
   std::optional<TrainingSpec> training;    // Present iff kind == kTraining.
+  std::optional<LlmSpec> llm;              // Only for kind == kLlm.
   // A core::KnownPolicies() name and its params (in file order, keys unique); validated by
   // building the set with core::MakePolicySet.
   std::string policy = kDefaultPolicy;

@@ -8,10 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sluice::runtime {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr char kFull[] = R"(name: bert
 kind: inference
@@ -147,8 +150,8 @@ TEST(FunctionSpecTest, MinimalTrainingSpecTakesDefaults) {
 TEST(FunctionSpecTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ErrorOf(Replace("gpus: 1\n", "gpus: 1\ncolour: red\n")),
             "f.yaml:8: field 'colour': unknown key (allowed: name, kind, command, image, model, "
-            "slo_ms, memory_gib, gpus, batching, autoscaling, quota, queue, env, training, policy, "
-            "policy_params)");
+            "slo_ms, memory_gib, gpus, batching, autoscaling, quota, queue, env, training, llm, "
+            "policy, policy_params)");
   EXPECT_EQ(ErrorOf(Replace("max_batch: 8", "max_bach: 8")),
             "f.yaml:8: field 'batching.max_bach': unknown key (allowed: max_batch, "
             "max_queue_delay_ms)");
@@ -217,6 +220,38 @@ TEST(FunctionSpecTest, TrainingBlockOnNonTrainingKind) {
             "f.yaml:13: field 'training': only allowed for kind training, not inference");
 }
 
+TEST(FunctionSpecTest, LlmBlockIsStrict) {
+  const std::string llm = Replace("kind: inference", "kind: llm");
+  auto with = [&llm](const std::string& block) {
+    return ParseFunctionSpec(llm + block, "f.yaml");
+  };
+  absl::StatusOr<FunctionSpec> pd = with("llm: {disaggregated: true, prefill: 2, decode: 4}\n");
+  ASSERT_TRUE(pd.ok()) << pd.status();
+  EXPECT_EQ(pd->llm, (LlmSpec{true, 2, 4}));
+  absl::StatusOr<FunctionSpec> mono = with("llm: {disaggregated: false}\n");
+  ASSERT_TRUE(mono.ok()) << mono.status();
+  EXPECT_EQ(mono->llm, LlmSpec{});
+  auto error = [&with](const std::string& block) {
+    auto s = with(block);
+    return s.ok() ? std::string("ok") : std::string(s.status().message());
+  };
+  EXPECT_THAT(error("llm: {disaggregated: true, prefill: 2}\n"),
+              HasSubstr("field 'llm.decode': is required with disaggregated: true"));
+  EXPECT_THAT(error("llm: {disaggregated: true, prefill: 0, decode: 1}\n"),
+              HasSubstr("field 'llm.prefill'"));
+  EXPECT_THAT(error("llm: {prefill: 1}\n"),
+              HasSubstr("field 'llm.prefill': only allowed with disaggregated: true"));
+  EXPECT_THAT(error("llm: {disaggregated: yes}\n"),
+              HasSubstr("field 'llm.disaggregated': must be true or false"));
+  EXPECT_THAT(error("llm: {roles: 2}\n"), HasSubstr("llm"));
+  EXPECT_THAT(ErrorOf(std::string(kFull) + "llm: {disaggregated: false}\n"),
+              HasSubstr("field 'llm': only allowed for kind llm, not inference"));
+  EXPECT_THAT(error("llm: {disaggregated: true, prefill: 1, decode: 1}\n"),
+              ::testing::Eq("ok"));
+  EXPECT_THAT(ErrorOf(llm + "llm:\n  disaggregated: true\n  prefill: x\n  decode: 1\n"),
+              ::testing::StartsWith("f.yaml:"));
+}
+
 TEST(FunctionSpecTest, YamlSyntaxErrorsCarryTheirLine) {
   const std::string message = ErrorOf(Replace("gpus: 1\n", "gpus: [1\n"));
   EXPECT_EQ(message.rfind("f.yaml:", 0), 0u) << message;
@@ -249,7 +284,13 @@ TEST(FunctionSpecTest, ToYamlRoundTrips) {
   policy.policy_params = {{"time_quota", "0.5", 0}, {"keep_alive_s", "1e1", 0}};
   FunctionSpec default_with_params = *full;
   default_with_params.policy_params = {{"alpha", "2", 0}};
-  for (const FunctionSpec& spec : {*full, odd, image, policy, default_with_params}) {
+  FunctionSpec llm = *full;
+  llm.kind = FunctionKind::kLlm;
+  llm.llm = LlmSpec{true, 2, 3};
+  FunctionSpec llm_mono = llm;
+  llm_mono.llm = LlmSpec{};
+  for (const FunctionSpec& spec :
+       {*full, odd, image, policy, default_with_params, llm, llm_mono}) {
     const std::string yaml = FunctionSpecToYaml(spec);
     absl::StatusOr<FunctionSpec> back = ParseFunctionSpec(yaml, "rt.yaml");
     ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;

@@ -71,6 +71,15 @@ void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
     EmitPair(out, "training", "workers", std::to_string(spec.training->workers), "iterations",
              std::to_string(spec.training->iterations));
   }
+  if (spec.llm) {
+    out << YAML::Key << "llm" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "disaggregated" << YAML::Value << (spec.llm->disaggregated ? "true" : "false");
+    if (spec.llm->disaggregated) {
+      out << YAML::Key << "prefill" << YAML::Value << std::to_string(spec.llm->prefill);
+      out << YAML::Key << "decode" << YAML::Value << std::to_string(spec.llm->decode);
+    }
+    out << YAML::EndMap;
+  }
   EmitPolicy(out, spec);
 }
 
