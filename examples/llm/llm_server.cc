@@ -101,6 +101,9 @@ void LlmServer::Route(http::Router& router) {
   router.Handle("POST", "/sluice/v1/decode", [this](http::Request& r, http::Responder w) {
     OnDecode(r, std::move(w));
   });
+  router.Handle("POST", "/sluice/v1/trial", [this](http::Request& r, http::Responder w) {
+    OnTrial(r, std::move(w));
+  });
 }
 
 void LlmServer::OnStats(http::Request&, http::Responder respond) {

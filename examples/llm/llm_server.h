@@ -63,6 +63,9 @@ class LlmServer {
   void OnPrefill(http::Request& req, http::Responder respond);
   void OnKv(http::Request& req, http::Responder respond);
   void OnDecode(http::Request& req, http::Responder respond);
+  // Profiling trial: one decode step of `batch` sequences at kTrialContextTokens each.
+  void OnTrial(http::Request& req, http::Responder respond);
+  static constexpr int kTrialContextTokens = 1024;
   // Runs `job` and answers `respond` with JSON or an SSE stream when it finishes; a from_kv job
   // leaves out token 0 (decode from KV: the prefill instance returned it). False
   // (and `respond` answered 400 naming the field) when the engine refused the job.

@@ -188,5 +188,22 @@ TEST_F(LlmServerTest, DeadDecodeUrlIsA502NamingIt) {
   EXPECT_THAT(r.body, HasSubstr("decode_url"));
 }
 
+// The controller profiles an LLM function like any other: a trial of batch b is one decode step of
+// b sequences at the default context, from the perf model; bad bodies are a 400 naming the field.
+TEST_F(LlmServerTest, TrialReportsTheModelsDecodeStep) {
+  std::string url = Start(LlmRole::kColocated, 1.0);
+  auto m = core::BuiltinLlmModel("llama2-7b");
+  ASSERT_TRUE(m.ok());
+  http::Response r = Call(url + "/sluice/v1/trial", {{"batch", 4}, {"iterations", 2}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = Json::parse(r.body);
+  const double want = absl::ToDoubleMilliseconds((*m)->DecodeTime(4, 4 * 1024));
+  EXPECT_NEAR(j["latency_ms"].get<double>(), want, 1e-6);
+  EXPECT_NEAR(j["throughput"].get<double>(), 4 / (want / 1000), 1e-3);
+  http::Response bad = Call(url + "/sluice/v1/trial", {{"batch", 0}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("batch"));
+}
+
 }  // namespace
 }  // namespace sluice::examples

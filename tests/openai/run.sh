@@ -24,3 +24,18 @@ trap 'exec {PLATFORM[1]}>&-; wait "$PLATFORM_PID" 2>/dev/null || true' EXIT
 read -r -t 30 word port <&"${PLATFORM[0]}" || { echo "driver did not start"; exit 1; }
 [[ $word == PORT ]] || { echo "driver said: $word $port"; exit 1; }
 node "$npm_dir/openai_client_test.mjs" "http://127.0.0.1:$port" llm-demo
+echo "openai client against the fake platform: OK"
+
+# The same client through the platform as a user runs it: `sluice up` (emulated GPUs, ports of its
+# own), the example LLM function deployed from examples/llm/llm.yaml (scale from zero on the first
+# request), then `sluice down`.
+sluice="$build/src/cli/sluice"
+home=$(mktemp -d)
+cleanup_up() { "$sluice" down --home "$home" >/dev/null 2>&1 || true; rm -rf "$home"; }
+trap 'cleanup_up; exec {PLATFORM[1]}>&-; wait "$PLATFORM_PID" 2>/dev/null || true' EXIT
+"$sluice" up --detach --home "$home" --gateway-port 0 --controller-port 0 --agent-port 0 >/dev/null
+"$sluice" deploy --home "$home" --wait --timeout-s 120 "$here/../../examples/llm/llm.yaml"
+gw_port=$(node -e 'const d=require(process.argv[1]); console.log(d.daemons.gateway.port)' \
+  "$home/run/daemons.json")
+node "$npm_dir/openai_client_test.mjs" "http://127.0.0.1:$gw_port" llm
+echo "openai client through sluice up: OK"
