@@ -94,26 +94,7 @@ absl::StatusOr<PolicyConfig> ParsePolicy(const YAML::Node& node, const std::stri
 }
 
 absl::StatusOr<std::vector<PolicyConfig>> ParsePolicies(const StrictMap& top) {
-  const YAML::Node list = top.Get("policies");
-  if (!top.Has("policies")) return top.ErrorAt("policies", "required field is missing");
-  if (!list.IsSequence() || list.size() == 0) {
-    return top.ErrorAt("policies", "must be a non-empty list of policies");
-  }
-  std::vector<PolicyConfig> policies;
-  size_t i = 0;
-  for (const YAML::Node& item : list) {
-    const std::string field = absl::StrCat("policies[", i++, "]");
-    SLUICE_ASSIGN_OR_RETURN(PolicyConfig p, ParsePolicy(item, field, top.file()));
-    for (const PolicyConfig& q : policies) {
-      if (q.label == p.label) {
-        return YamlError(top.file(), item, field,
-                         absl::StrCat("duplicate policy label '", p.label,
-                                      "' (give each entry a distinct label:)"));
-      }
-    }
-    policies.push_back(std::move(p));
-  }
-  return policies;
+  return ParseLabelledPolicies<PolicyConfig>(top, ParsePolicy);
 }
 
 // Fills `out.config.functions` and, for profiled quotas, `out.profiles`.
@@ -310,16 +291,8 @@ absl::StatusOr<SimConfig> ParseExperiment(const std::string& text, const std::st
 
 absl::StatusOr<LoadedExperiment> LoadExperimentWithProfiles(const std::string& path,
                                                             const core::PerfModel& perf) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return common::InputError({path, 0}, "", "is a directory, not an experiment file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return common::InputError({path, 0}, "", "cannot open the experiment file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return common::InputError({path, 0}, "", "cannot read the experiment file");
-  return ParseExperimentWithProfiles(text.str(), path, perf);
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadExperimentFile(path));
+  return ParseExperimentWithProfiles(text, path, perf);
 }
 
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::PerfModel& perf) {

@@ -3,6 +3,9 @@
 #include "sim/experiment/yaml_fields.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -176,6 +179,21 @@ bool IsValidName(absl::string_view name) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-' && c != '+') return false;
   }
   return true;
+}
+
+absl::StatusOr<std::string> ReadExperimentFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return common::InputError({path, 0}, "", "is a directory, not an experiment file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return common::InputError({path, 0}, "", "cannot open the experiment file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return common::InputError({path, 0}, "", "cannot read the experiment file");
+  return text.str();
 }
 
 }  // namespace sluice::sim

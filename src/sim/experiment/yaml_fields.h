@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
@@ -100,6 +101,37 @@ bool IsValidName(absl::string_view name);
 // Checks a number against `range`; the message names the bound.
 [[nodiscard]] absl::Status CheckRange(double value, Range range, const std::string& file,
                                       const YAML::Node& node, absl::string_view field);
+
+// The text of an experiment file; InputError naming the path when it is a directory or cannot be
+// opened or read. Shared by every experiment kind's loader.
+absl::StatusOr<std::string> ReadExperimentFile(const std::string& path);
+
+// The `policies:` list of an experiment: required, non-empty, each item parsed by
+// `parse(item, "policies[i]", file)` (returning absl::StatusOr<P> with a `label`), labels distinct.
+template <typename P, typename Parse>
+absl::StatusOr<std::vector<P>> ParseLabelledPolicies(const StrictMap& top, Parse parse) {
+  if (!top.Has("policies")) return top.ErrorAt("policies", "required field is missing");
+  const YAML::Node list = top.Get("policies");
+  if (!list.IsSequence() || list.size() == 0) {
+    return top.ErrorAt("policies", "must be a non-empty list of policies");
+  }
+  std::vector<P> policies;
+  size_t i = 0;
+  for (const YAML::Node& item : list) {
+    const std::string field = absl::StrCat("policies[", i++, "]");
+    absl::StatusOr<P> p = parse(item, field, top.file());
+    if (!p.ok()) return p.status();
+    for (const P& q : policies) {
+      if (q.label == p->label) {
+        return YamlError(top.file(), item, field,
+                         absl::StrCat("duplicate policy label '", p->label,
+                                      "' (give each entry a distinct label:)"));
+      }
+    }
+    policies.push_back(*std::move(p));
+  }
+  return policies;
+}
 
 }  // namespace sluice::sim
 

@@ -84,27 +84,7 @@ absl::StatusOr<LlmPolicyConfig> ParsePolicy(const YAML::Node& node, const std::s
 }
 
 absl::StatusOr<std::vector<LlmPolicyConfig>> ParsePolicies(const StrictMap& top) {
-  if (!top.Has("policies"))
-    return top.ErrorAt("policies", "required field is missing");
-  const YAML::Node list = top.Get("policies");
-  if (!list.IsSequence() || list.size() == 0) {
-    return top.ErrorAt("policies", "must be a non-empty list of policies");
-  }
-  std::vector<LlmPolicyConfig> policies;
-  size_t i = 0;
-  for (const YAML::Node& item : list) {
-    const std::string field = absl::StrCat("policies[", i++, "]");
-    SLUICE_ASSIGN_OR_RETURN(LlmPolicyConfig p, ParsePolicy(item, field, top.file()));
-    for (const LlmPolicyConfig& q : policies) {
-      if (q.label == p.label) {
-        return YamlError(top.file(), item, field,
-                         absl::StrCat("duplicate policy label '", p.label,
-                                      "' (give each entry a distinct label:)"));
-      }
-    }
-    policies.push_back(std::move(p));
-  }
-  return policies;
+  return ParseLabelledPolicies<LlmPolicyConfig>(top, ParsePolicy);
 }
 
 absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext& ctx,
@@ -252,18 +232,8 @@ absl::StatusOr<LlmSimConfig> ParseLlmExperiment(const std::string& text, const s
 }
 
 absl::StatusOr<LlmSimConfig> LoadLlmExperiment(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return common::InputError({path, 0}, "", "is a directory, not an experiment file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return common::InputError({path, 0}, "", "cannot open the experiment file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return common::InputError({path, 0}, "", "cannot read the experiment file");
-  return ParseLlmExperiment(text.str(), path);
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadExperimentFile(path));
+  return ParseLlmExperiment(text, path);
 }
 
 absl::Status SelectLlmPolicies(const std::vector<std::string>& wanted, LlmSimConfig& config) {

@@ -186,32 +186,13 @@ absl::StatusOr<PlacementExperimentConfig> ParsePlacementExperiment(const std::st
   return c;
 }
 
-namespace {
-
-absl::StatusOr<std::string> ReadText(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return common::InputError({path, 0}, "", "is a directory, not an experiment file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return common::InputError({path, 0}, "", "cannot open the experiment file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return common::InputError({path, 0}, "", "cannot read the experiment file");
-  return text.str();
-}
-
-}  // namespace
-
 absl::StatusOr<PlacementExperimentConfig> LoadPlacementExperiment(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadText(path));
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadExperimentFile(path));
   return ParsePlacementExperiment(text, path);
 }
 
 absl::StatusOr<std::string> ReadExperimentKind(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadText(path));
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadExperimentFile(path));
   try {
     const YAML::Node root = YAML::Load(text);
     if (!root.IsMap() || !root["kind"])
