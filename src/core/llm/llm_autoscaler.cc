@@ -171,4 +171,25 @@ absl::Time LlmAutoscaler::NextWakeup() const {
   return next;
 }
 
+LlmScalerConfig FillProfiledBounds(LlmScalerConfig c, const LlmPerfModel& model,
+                                   const LlmBoundsShape& shape) {
+  constexpr double kHeadroom = 0.8;
+  const int prompt = std::max(1, shape.prompt_tokens);
+  const int output = std::max(1, shape.output_tokens);
+  if (c.prefill_tokens_per_s_per_instance <= 0) {
+    const int chunk = std::max(1, shape.max_batch_tokens);
+    const double t = absl::ToDoubleSeconds(model.PrefillTime(chunk, std::max(1, chunk / prompt)));
+    c.prefill_tokens_per_s_per_instance = kHeadroom * chunk / std::max(t, 1e-6);
+  }
+  if (c.decode_tokens_per_s_per_instance <= 0) {
+    const int64_t per_seq = static_cast<int64_t>(prompt) + output;
+    const int b = static_cast<int>(std::clamp<int64_t>(model.spec().KvCapacityTokens() / per_seq,
+                                                       1, std::max(1, shape.max_decode_batch)));
+    const double t =
+        absl::ToDoubleSeconds(model.DecodeTime(b, static_cast<int64_t>(b) * (prompt + output / 2)));
+    c.decode_tokens_per_s_per_instance = kHeadroom * b / std::max(t, 1e-6);
+  }
+  return c;
+}
+
 }  // namespace sluice::core::llm

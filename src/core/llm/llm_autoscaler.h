@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "core/perf/llm_perf_model.h"
 
 namespace sluice::core::llm {
 
@@ -31,6 +32,19 @@ struct LlmScalerConfig {
   bool allow_mutation = false;                   // BlitzScale's prefill -> decode mutation
 };
 [[nodiscard]] absl::Status ValidateScalerConfig(const LlmScalerConfig& c);  // names the field
+
+// The shape of a function's requests that the per-instance bounds are profiled at.
+struct LlmBoundsShape {
+  int prompt_tokens = 1024;     // a typical prompt
+  int output_tokens = 64;       // a typical completion
+  int max_batch_tokens = 4096;  // prefill chunk budget per iteration
+  int max_decode_batch = 256;   // sequences per decode iteration
+};
+// Fills the per-instance upper bounds left at 0 with BlitzScale's "profiled offline" values from
+// the perf model: 80 % of one instance's saturated prefill rate (full chunks of typical prompts)
+// and of its decode rate at the batch its KV cache holds. Bounds already set are kept.
+LlmScalerConfig FillProfiledBounds(LlmScalerConfig c, const LlmPerfModel& model,
+                                   const LlmBoundsShape& shape);
 
 struct LlmLoad {
   absl::Time now;

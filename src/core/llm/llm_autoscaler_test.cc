@@ -64,6 +64,26 @@ TEST(ValidateScalerConfigTest, NamesTheField) {
   }
 }
 
+// Bounds profiled from the perf model: 80 % of a saturated instance; set bounds are kept; a longer
+// typical context fits fewer sequences in the KV cache, so the decode bound falls.
+TEST(FillProfiledBoundsTest, EightyPercentOfASaturatedInstanceAndKeepsSetBounds) {
+  auto m = BuiltinLlmModel("llama2-7b");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const LlmBoundsShape shape{1024, 64, 4096, 256};
+  LlmScalerConfig c = FillProfiledBounds({}, **m, shape);
+  const double prefill_s = absl::ToDoubleSeconds((*m)->PrefillTime(4096, 4));
+  EXPECT_NEAR(c.prefill_tokens_per_s_per_instance, 0.8 * 4096 / prefill_s, 1e-6);
+  EXPECT_GT(c.decode_tokens_per_s_per_instance, 0);
+  LlmScalerConfig set;
+  set.prefill_tokens_per_s_per_instance = 7;
+  set.decode_tokens_per_s_per_instance = 9;
+  LlmScalerConfig kept = FillProfiledBounds(set, **m, shape);
+  EXPECT_EQ(kept.prefill_tokens_per_s_per_instance, 7);
+  EXPECT_EQ(kept.decode_tokens_per_s_per_instance, 9);
+  LlmScalerConfig long_ctx = FillProfiledBounds({}, **m, {30000, 64, 4096, 256});
+  EXPECT_LT(long_ctx.decode_tokens_per_s_per_instance, c.decode_tokens_per_s_per_instance);
+}
+
 TEST(LlmAutoscalerTest, NoObservationNoChange) {
   LlmAutoscaler a(Config());
   const LlmScaleDecision d = a.Decide(T(0));

@@ -18,18 +18,6 @@ namespace {
 
 using common::InputError;
 
-void Accumulate(FitError& e, double predicted, double measured) {
-  double ape = std::abs(predicted - measured) / measured * 100.0;
-  e.mape += ape;
-  e.max_ape = std::max(e.max_ape, ape);
-  ++e.points;
-}
-
-void Finish(FitError& e) {
-  if (e.points > 0)
-    e.mape /= e.points;
-}
-
 // x = {log t0, log c, p}.
 LlmLinearParams FromX(std::span<const double> x) {
   return {std::exp(x[0]), std::exp(x[1]), x[2]};
@@ -98,9 +86,9 @@ FitError MeasureLlmLinear(const LlmLinearParams& params, std::span<const VidurLa
   FitError e;
   for (const VidurLayerTime& r : rows) {
     if (r.layer_time_s > 0)
-      Accumulate(e, LlmLinearLayerSeconds(params, r.num_tokens), r.layer_time_s);
+      e.Add(LlmLinearLayerSeconds(params, r.num_tokens), r.layer_time_s);
   }
-  Finish(e);
+  e.Finish();
   return e;
 }
 
@@ -168,11 +156,11 @@ FitError MeasureAllReduce(const AllReduceParams& params, std::span<const VidurAl
   FitError e;
   for (const VidurAllReduceTime& r : rows) {
     if (r.num_workers == workers && r.devices_per_node == workers) {
-      Accumulate(e, params.latency_s + static_cast<double>(r.size_bytes) / params.bytes_per_s,
+      e.Add(params.latency_s + static_cast<double>(r.size_bytes) / params.bytes_per_s,
                  r.time_s);
     }
   }
-  Finish(e);
+  e.Finish();
   return e;
 }
 

@@ -13,21 +13,6 @@
 namespace sluice::core {
 namespace {
 
-double Ape(double predicted, double measured) {
-  return 100.0 * std::abs(predicted - measured) / measured;
-}
-
-void Add(FitError& e, double ape) {
-  e.mape += ape;
-  e.max_ape = std::max(e.max_ape, ape);
-  ++e.points;
-}
-
-void Finish(FitError& e) {
-  if (e.points > 0)
-    e.mape /= e.points;
-}
-
 // log(1 + exp(z)) without overflow.
 double Softplus(double z) {
   return z > 30 ? z : std::log1p(std::exp(z));
@@ -104,13 +89,25 @@ double LogQuota(const QuotaParams& qp, const QuotaRow& row) {
 
 }  // namespace
 
+void FitError::Add(double predicted, double measured) {
+  const double ape = 100.0 * std::abs(predicted - measured) / measured;
+  mape += ape;
+  max_ape = std::max(max_ape, ape);
+  ++points;
+}
+
+void FitError::Finish() {
+  if (points > 0)
+    mape /= points;
+}
+
 FitError MeasureFit(const LatencyModel& model, std::span<const ProfilePoint> points) {
   FitError e;
   for (const ProfilePoint& p : points) {
     double t = absl::ToDoubleSeconds(model.BatchLatency(p.batch, p.sm_share, p.time_quota));
-    Add(e, Ape(t, p.latency_s));
+    e.Add(t, p.latency_s);
   }
-  Finish(e);
+  e.Finish();
   return e;
 }
 
@@ -186,9 +183,9 @@ absl::StatusOr<QuotaFit> FitQuota(std::span<const ProfilePoint> points,
 FitError MeasureQuotaFit(const QuotaParams& params, std::span<const ProfilePoint> points) {
   FitError e;
   for (const QuotaRow& row : QuotaRows(points)) {
-    Add(e, Ape(std::exp(LogQuota(params, row)), row.t));
+    e.Add(std::exp(LogQuota(params, row)), row.t);
   }
-  Finish(e);
+  e.Finish();
   return e;
 }
 
@@ -223,8 +220,8 @@ absl::StatusOr<KappaFit> FitInterferenceKappa(std::span<const ProfilePoint> solo
   fit.kappa = sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
   fit.mean_slowdown = slow / matches.size();
   for (const Match& m : matches)
-    Add(fit.error, Ape(m.solo * (1 + fit.kappa * m.share), m.co));
-  Finish(fit.error);
+    fit.error.Add(m.solo * (1 + fit.kappa * m.share), m.co);
+  fit.error.Finish();
   return fit;
 }
 

@@ -18,9 +18,12 @@ namespace sluice::core {
 
 // Absolute percentage error |predicted - measured| / measured, in percent.
 struct FitError {
-  double mape = 0;     // mean
+  double mape = 0;     // mean (a running sum until Finish())
   double max_ape = 0;  // worst point
   int points = 0;
+  // Adds one point (measured > 0); call Finish() once after the last.
+  void Add(double predicted, double measured);
+  void Finish();
 };
 
 // Error of `model` against every point (each at its batch, share and quota).

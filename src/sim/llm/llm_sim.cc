@@ -26,30 +26,6 @@ class CoreScaler : public ScaleDecider {
   core::llm::LlmAutoscaler scaler_;
 };
 
-// Bounds BlitzScale profiles offline: 80 % of one instance's saturated prefill rate (full chunks
-// of default-length prompts) and of its decode rate at the batch the KV cache holds.
-core::llm::LlmScalerConfig FillBounds(core::llm::LlmScalerConfig c, const LlmFunctionConfig& f,
-                                      const core::LlmPerfModel& m) {
-  constexpr double kHeadroom = 0.8;
-  const int prompt = std::max(1, f.default_prompt_tokens);
-  const int output = std::max(1, f.default_output_tokens);
-  if (c.prefill_tokens_per_s_per_instance <= 0) {
-    const int seqs = std::max(1, f.max_batch_tokens / prompt);
-    const double t = absl::ToDoubleSeconds(m.PrefillTime(f.max_batch_tokens, seqs));
-    c.prefill_tokens_per_s_per_instance = kHeadroom * f.max_batch_tokens / std::max(t, 1e-6);
-  }
-  if (c.decode_tokens_per_s_per_instance <= 0) {
-    const int64_t per_seq = static_cast<int64_t>(prompt) + output;
-    const int b = static_cast<int>(
-        std::clamp<int64_t>(m.spec().KvCapacityTokens() / per_seq, 1, f.max_decode_batch));
-    const double t =
-        absl::ToDoubleSeconds(m.DecodeTime(b, static_cast<int64_t>(b) * (prompt + output / 2)));
-    c.decode_tokens_per_s_per_instance = kHeadroom * b / std::max(t, 1e-6);
-  }
-  return c;
-}
-
-
 }  // namespace
 
 absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
@@ -72,7 +48,10 @@ absl::StatusOr<LlmRunResult> RunLlmSimulation(const LlmSimConfig& config,
   deps.make_scaler = [&config, ptrs, set](int fn, const core::llm::LlmScalerConfig& c)
       -> std::unique_ptr<ScaleDecider> {
     if (!set.autoscale) return nullptr;
-    core::llm::LlmScalerConfig filled = FillBounds(c, config.functions[fn], *ptrs[fn]);
+    const LlmFunctionConfig& f = config.functions[fn];
+    core::llm::LlmScalerConfig filled = core::llm::FillProfiledBounds(
+        c, *ptrs[fn],
+        {f.default_prompt_tokens, f.default_output_tokens, f.max_batch_tokens, f.max_decode_batch});
     filled.allow_mutation = set.mutation;
     return std::make_unique<CoreScaler>(filled);
   };
