@@ -25,6 +25,13 @@ struct InstanceDemand {
   Bytes memory_per_gpu;    // GPU memory on each of them
   SmQuota quota;           // per GPU
   bool same_node = false;  // all GPUs on one node (training workers, where required)
+  // Pipeline stages (issue 11): the stage's index (-1: not a stage) and whether the pipeline
+  // policy marked it a key stage (QUART's placement disperses key-stage replicas, §6).
+  int pipeline_stage = -1;
+  bool key_stage = false;
+  // Nodes whose host-memory parameter store holds this function's parameters (the caller knows
+  // its caches; a cache-aware placement prefers them). Empty: unknown or none.
+  std::vector<NodeId> cached_on;
 };
 
 class PlacementPolicy {

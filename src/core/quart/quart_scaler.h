@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "core/policy/pipeline.h"
 #include "core/quart/cpu_compensator.h"
 #include "core/quart/key_stage.h"
 #include "core/quart/pid_corrector.h"
@@ -45,16 +46,8 @@ struct QuartConfig {
   double correction_bound_factor = 2.0;  // 0 or >= 1
 };
 
-// What was measured at one stage over the last window.
-struct StageSample {
-  double arrival_rps = 0;
-  double arrival_cv = 1.0;          // CV of inter-arrival times at the stage
-  double queue_length = 0;          // waiting now
-  absl::Duration measured_latency;  // mean sojourn of the window's departures (0: none)
-  int ready_replicas = 0;
-  int starting_replicas = 0;  // GPU replicas asked for and not yet serving
-  int cpu_workers = 0;
-};
+// What was measured at one stage over the last window (the pipeline-policy contract's sample).
+using StageSample = PipelineStageSample;
 
 // The decision for one stage. ready + starting + replica_delta always lies in
 // [min_replicas, max_replicas] (property-tested).

@@ -24,6 +24,7 @@
 #include "core/perf/perf_model.h"
 #include "core/policy/horizontal.h"
 #include "core/policy/hybrid.h"
+#include "core/policy/pipeline.h"
 #include "core/policy/placement.h"
 #include "core/policy/policy_params.h"
 #include "core/policy/vertical.h"
@@ -65,6 +66,15 @@ class PolicySet {
   // it returns non-null for `f`, the caller drives it instead of MakeScaler(f) + placement().
   // Default: none.
   virtual std::unique_ptr<HybridScaler> MakeHybridScaler(const FunctionTraits& f) const {
+    return nullptr;
+  }
+  // A scaler for a whole pipeline (core/policy/pipeline.h); when it returns non-null, the
+  // caller drives it for the pipeline's stages instead of MakeScaler() per stage. `stages` are
+  // the stage functions' traits in order, `stage_traits` their pipeline-specific traits (same
+  // length), `slo` the end-to-end latency objective. Default: none (stages scale on their own).
+  virtual std::unique_ptr<PipelineScaler> MakePipelineScaler(
+      const std::vector<FunctionTraits>& stages,
+      const std::vector<PipelineStageTraits>& stage_traits, absl::Duration slo) const {
     return nullptr;
   }
   // True when idle SM capacity on a GPU flows to busy co-located instances up to their cap

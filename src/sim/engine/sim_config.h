@@ -11,6 +11,8 @@
 
 #include "absl/time/time.h"
 #include "core/policy/placement.h"
+#include "core/net/topology.h"
+#include "core/policy/pipeline.h"
 #include "core/policy/policy_params.h"
 #include "core/resource/cluster.h"
 #include "sim/workload/workload_spec.h"
@@ -36,6 +38,19 @@ struct TrainingConfig {
   bool same_node = true;
 };
 
+// Issue 11 (QUART). One stage of a pipeline function: the experiment loader expands a function
+// with `pipeline: {stages: N}` into N stage functions named "<name>/s<i>" whose `model` is the
+// stage's perf-model entry (core/perf/pipeline_profile.h). Only stage 0 carries a workload; a
+// request completing stage i moves to stage i + 1 after its activations cross the network
+// (SimConfig::network) from the GPU that ran stage i to the one that runs stage i + 1.
+struct PipelineStageConfig {
+  std::string pipeline;                  // PipelineConfig::name
+  int index = 0;                         // 0-based position in the pipeline
+  int count = 1;                         // stages in the pipeline
+  Bytes activation_out;                  // bytes per request sent to stage index + 1
+  core::PipelineStageTraits traits;      // service CV, latency target, CPU profile
+};
+
 struct FunctionConfig {
   std::string name;
   std::string model;                     // key into core::PerfModel
@@ -59,7 +74,8 @@ struct FunctionConfig {
   // not carry them (arrivals with 0 prompt / output tokens).
   int default_prompt_tokens = 256;
   int default_output_tokens = 128;
-  WorkloadSpec workload;                 // inference only
+  WorkloadSpec workload;                 // inference only (pipeline stages: stage 0 only)
+  std::optional<PipelineStageConfig> stage;  // set: this function is a pipeline stage
   std::optional<TrainingConfig> training;  // kind == kTraining
   // SLO sweep (HAS-GPU Fig. 6): the run also reports the SVR at each threshold
   // slo_sweep_base_ms x multiplier, from the same latencies. Empty: none.
@@ -81,6 +97,18 @@ struct WorkloadVariant {
   std::vector<std::pair<std::string, WorkloadSpec>> overrides;
 };
 
+// A pipeline function: its stage functions (FunctionConfig names, in order) and the end-to-end
+// objectives. Goodput = responses within the SLO per second of the run (QUART's goodput);
+// goodput is also reported at slo_base x each multiplier (QUART Fig. 6b: 1x .. 3x the profiled
+// standalone inference time).
+struct PipelineConfig {
+  std::string name;
+  std::vector<std::string> stages;
+  absl::Duration slo = absl::Seconds(1);
+  absl::Duration slo_base = absl::ZeroDuration();  // 0: no sweep
+  std::vector<double> slo_multipliers;
+};
+
 struct SimConfig {
   std::string experiment;
   uint64_t seed = 1;
@@ -97,6 +125,10 @@ struct SimConfig {
   // most this long; whatever is still unfinished then counts as dropped / unfinished.
   absl::Duration drain_timeout = absl::Hours(1);
   ColdStartConfig cold_start;
+  std::vector<PipelineConfig> pipelines;  // issue 11; empty: no pipeline functions
+  // Links for data movement between GPUs and hosts (activations between pipeline stages today);
+  // unset: the engine derives one from `cluster` (documented in the engine README).
+  std::optional<core::net::ClusterNetSpec> network;
   bool report_theory_mm1 = false;        // validation: add theory_mean_ms
 };
 
@@ -139,6 +171,32 @@ struct TimelineRow {
   std::vector<double> rps;     // per function
 };
 
+// Per stage of a pipeline, over the run.
+struct StageResult {
+  std::string function;            // the stage function's name
+  double mean_queue_length = 0;    // time-averaged requests waiting at the stage
+  double arrival_cv = 0;           // CV of inter-arrival times at the stage
+  double utilisation = 0;          // busy replica-time / deployed replica-time, in [0, 1]
+  double mean_replicas = 0;        // time-averaged deployed GPU replicas
+  double mean_cpu_workers = 0;     // time-averaged CPU workers
+  double mean_sojourn_ms = 0;      // arrival at the stage -> completion there
+  double mean_transfer_ms = 0;     // activation transfer into this stage (0 for stage 0)
+  int64_t cold_starts = 0;
+  bool key_stage_ever = false;     // the pipeline policy marked it key at least once
+};
+
+struct PipelineResult {
+  std::string name;
+  int64_t requests = 0, completed = 0, dropped = 0;
+  double mean_ms = 0, p50_ms = 0, p75_ms = 0, p95_ms = 0, p99_ms = 0;  // end to end
+  double svr = 0;                  // fraction over PipelineConfig::slo (dropped count)
+  double goodput_rps = 0;          // completions within slo per second of the run
+  std::vector<double> sweep_goodput_rps;  // per slo_multipliers entry
+  std::vector<double> sweep_slo_satisfaction;  // fraction within slo_base x multiplier
+  double held_gpu_seconds = 0;     // summed over the stages
+  std::vector<StageResult> stages;
+};
+
 struct RunResult {
   std::string policy;
   std::string workload;
@@ -155,6 +213,7 @@ struct RunResult {
   double fgd_fragmentation = 0;  // FGD's measure, time-averaged
   int64_t events = 0;
   std::vector<FunctionResult> functions;
+  std::vector<PipelineResult> pipelines;  // one per SimConfig::pipelines entry, same order
   std::vector<TimelineRow> timeline;
 };
 
