@@ -121,11 +121,13 @@ void BM_PidCorrector(benchmark::State& state) {
 }
 BENCHMARK(BM_PidCorrector)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
-// Places `requests` instances (30 % key, 4 cached nodes each) on a cluster of requests / 8
-// nodes x 8 GPUs, committing each; the cluster is rebuilt outside the timing each iteration.
+// Places `requests` instances (30 % key, 4 cached nodes each) one by one on requests / 8
+// (fill 1: the cluster ends full) or requests / 4 nodes (fill 2: half full) x 8 GPUs, committing
+// each; the cluster is rebuilt outside the timing each iteration. kl_random: the same stream
+// placed on uniformly random nodes with room.
 void BM_QuartPlacementPolicy(benchmark::State& state) {
   const int requests = static_cast<int>(state.range(0));
-  const int nodes = std::max(1, requests / 8);
+  const int nodes = std::max(1, requests / (8 / static_cast<int>(state.range(1))));
   NodeSpec node;
   node.gpu_count = 8;
   std::mt19937 rng(42);
@@ -157,8 +159,19 @@ void BM_QuartPlacementPolicy(benchmark::State& state) {
     kl = placement->KeyKl();
   }
   state.counters["kl_after"] = kl;
+  std::vector<int> free(nodes, 8), keys(nodes, 0);
+  for (const InstanceDemand& d : demands) {
+    int j = static_cast<int>(rng() % nodes);
+    for (int tries = 0; free[j] == 0 && tries < nodes; ++tries)
+      j = (j + 1) % nodes;
+    if (free[j] == 0)
+      continue;
+    --free[j];
+    keys[j] += d.key_stage;
+  }
+  state.counters["kl_random"] = KlFromUniform(keys);
 }
-BENCHMARK(BM_QuartPlacementPolicy)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QuartPlacementPolicy)->Args({10000, 1})->Args({10000, 2})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::core
