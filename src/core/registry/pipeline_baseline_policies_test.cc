@@ -104,6 +104,39 @@ TEST(InflessPolicySet, PaperDefaultsAndInflessLKeys) {
   EXPECT_NE(Make("infless", {{"bin_s", "1", 2}}), nullptr);
 }
 
+// Sets without pipeline-level scaling serve a pipeline's stages as ordinary functions.
+// INFless on a burst: scale-out at once; with no trusted idle-time histogram yet, the instances
+// stay for the 4-hour fallback keep-alive (ATC'20's range), then go.
+TEST(InflessPolicySet, BurstScalesOutAtOnceAndHoldsForTheHistogramRange) {
+  auto s = Make("infless")->MakeScaler(Stage());
+  LoadSample x;
+  x.at = kT0;
+  x.rps = 35;
+  s->Observe(x);
+  EXPECT_EQ(s->Desired(kT0), 4);
+  x.at = kT0 + absl::Seconds(1);
+  x.rps = 0;
+  s->Observe(x);
+  EXPECT_EQ(s->Desired(kT0 + absl::Minutes(10)), 4);
+  EXPECT_EQ(s->Desired(kT0 + absl::Hours(4) + absl::Seconds(1)), 0);
+}
+
+TEST(PipelineBaselinePolicies, PerFunctionSetsLeaveStagesToTheirOwnScalers) {
+  std::vector<PipelineStageTraits> traits(2);
+  for (const char* name : {"cocktail", "infless", "dilu", "has-gpu", "exclusive"}) {
+    auto set = Make(name);
+    ASSERT_NE(set, nullptr) << name;
+    EXPECT_EQ(set->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)), nullptr)
+        << name;
+    EXPECT_NE(set->MakeScaler(Stage()), nullptr) << name;
+  }
+  for (const char* name : {"quart", "inferline"}) {
+    EXPECT_NE(Make(name)->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)),
+              nullptr)
+        << name;
+  }
+}
+
 TEST(PipelineBaselinePolicies, BadParamsNameTheKey) {
   EXPECT_THAT(Error("inferline", {{"plan_period_s", "0", 3}}), HasSubstr("'plan_period_s'"));
   EXPECT_THAT(Error("inferline", {{"plan_period_s", "0", 3}}), HasSubstr("exp.yaml:3"));
