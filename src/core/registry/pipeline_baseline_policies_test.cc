@@ -56,9 +56,9 @@ TEST(InferLinePolicySet, PipelineScalerScalesEveryStageOnAnEntryBurst) {
 }
 
 TEST(InferLinePolicySet, FunctionScalerHoldsBeforeScalingDown) {
-  auto set = Make("inferline", {{"scale_down_hold_s", "5", 2},
-                                 {"tuner_history_s", "2", 3},
-                                 {"plan_period_s", "1000", 4}});
+  auto set = Make(
+      "inferline",
+      {{"scale_down_hold_s", "5", 2}, {"tuner_history_s", "2", 3}, {"plan_period_s", "1000", 4}});
   auto s = set->MakeScaler(Stage());
   LoadSample x;
   x.at = kT0;
@@ -81,8 +81,7 @@ TEST(InferLinePolicySet, FunctionScalerHoldsBeforeScalingDown) {
 
 TEST(CocktailPolicySet, PerStageScalerNoPipelineScaler) {
   auto set = Make("cocktail", {{"over_provision", "0.5", 2}});
-  EXPECT_EQ(set->MakePipelineScaler({Stage()}, {PipelineStageTraits{}}, absl::Seconds(1)),
-            nullptr);
+  EXPECT_EQ(set->MakePipelineScaler({Stage()}, {PipelineStageTraits{}}, absl::Seconds(1)), nullptr);
   auto s = set->MakeScaler(Stage());
   EXPECT_EQ(s->name(), "cocktail");
   LoadSample x;
@@ -131,8 +130,7 @@ TEST(PipelineBaselinePolicies, PerFunctionSetsLeaveStagesToTheirOwnScalers) {
     EXPECT_NE(set->MakeScaler(Stage()), nullptr) << name;
   }
   for (const char* name : {"quart", "inferline"}) {
-    EXPECT_NE(Make(name)->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)),
-              nullptr)
+    EXPECT_NE(Make(name)->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)), nullptr)
         << name;
   }
 }
