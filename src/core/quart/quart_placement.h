@@ -30,7 +30,9 @@ class QuartPlacement final : public PlacementPolicy {
   // `demand.gpus` idle GPUs (no allocation, memory >= memory_per_gpu) on ONE node, chosen by
   // DispersedPlacement::Choose with the node's key-instance count; the node's lowest-index
   // fitting GPUs. InvalidArgument for gpus < 1 or negative memory; ResourceExhausted when no
-  // node has room. Does not modify `state`; remembers the demand's key flag until OnAdded.
+  // node has room. Does not modify `state`; remembers the demand's key flag until OnAdded (a
+  // placement the caller never commits leaves that flag behind until its instance id is
+  // committed or placed again).
   absl::StatusOr<std::vector<GpuId>> Place(const InstanceDemand& demand,
                                            const ClusterState& state) override;
   // The caller committed / released an allocation of `state`. An instance counts as a key
