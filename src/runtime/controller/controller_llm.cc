@@ -6,6 +6,7 @@
 // /sluice/v1/role, back in the routes with the new role. Operators mutate through
 // POST /admin/v1/functions/{name}/mutate. Everything runs on the loop thread.
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,21 @@ bool IsRole(const std::string& role) { return role == kPrefillRole || role == kD
 // The pool an instance counts in: its target role while it mutates.
 std::string PoolOf(const ControllerInstance& i) {
   return i.mutate_to.empty() ? i.role : i.mutate_to;
+}
+
+// The mutate API's body {"instance": id, "role": "prefill"|"decode"}; a 400 naming the field.
+std::optional<http::Response> ParseMutateBody(const std::string& body, int64_t& id,
+                                              std::string& role) {
+  const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return http::ErrorResponse(400, "body: not a JSON object");
+  if (!j.contains("instance") || !j["instance"].is_number_integer())
+    return http::ErrorResponse(400, "field 'instance': required, an integer id");
+  if (!j.contains("role") || !j["role"].is_string() || !IsRole(j["role"].get<std::string>()))
+    return http::ErrorResponse(400, "field 'role': required, prefill or decode");
+  id = j["instance"].get<int64_t>();
+  role = j["role"].get<std::string>();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -253,15 +269,10 @@ void ControllerCore::MutateApi(const std::string& name, const std::string& body,
         400, absl::StrCat("function '", name, "': not a disaggregated LLM function (spec "
                                               "llm.disaggregated) or not ready")));
   }
-  const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return respond(http::ErrorResponse(400, "body: not a JSON object"));
-  if (!j.contains("instance") || !j["instance"].is_number_integer())
-    return respond(http::ErrorResponse(400, "field 'instance': required, an integer id"));
-  if (!j.contains("role") || !j["role"].is_string() || !IsRole(j["role"].get<std::string>()))
-    return respond(http::ErrorResponse(400, "field 'role': required, prefill or decode"));
-  const int64_t id = j["instance"].get<int64_t>();
-  const std::string role = j["role"].get<std::string>();
+  int64_t id = 0;
+  std::string role;
+  if (std::optional<http::Response> bad = ParseMutateBody(body, id, role))
+    return respond(*std::move(bad));
   auto i = instances_.find(id);
   if (i == instances_.end() || i->second.function != name || i->second.profiling ||
       i->second.removing) {
