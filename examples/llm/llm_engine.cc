@@ -82,6 +82,30 @@ absl::Status LlmEngine::Submit(GenJob job) {
   return absl::OkStatus();
 }
 
+bool LlmEngine::Cancel(const std::string& request_id) {
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if (it->job.request_id == request_id) {
+      waiting_.erase(it);
+      return true;
+    }
+  }
+  for (auto it = running_.begin(); it != running_.end(); ++it) {
+    if (it->job.request_id == request_id) {
+      kv_used_ -= Reserve(it->job);
+      running_.erase(it);  // the iteration under way keeps its length; the job is just gone
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t LlmEngine::waiting_prompt_tokens() const {
+  int64_t n = 0;
+  for (const Seq& s : waiting_)
+    n += s.job.from_kv ? 0 : s.job.prompt_tokens;
+  return n;
+}
+
 void LlmEngine::Admit() {
   while (!waiting_.empty() && static_cast<int>(running_.size()) < options_.max_batch_seqs &&
          kv_used_ + Reserve(waiting_.front().job) <= capacity_) {
@@ -129,6 +153,7 @@ bool LlmEngine::Step(Seq& s) {
     }
   }
   s.text = std::move(candidate);
+  ++generated_tokens_total_;
   s.job.on_token(index, token);
   if (s.job.prefill_only && index == 0) {
     s.job.on_done("prefill", s.job.prompt_tokens, 1);
@@ -146,6 +171,8 @@ void LlmEngine::FinishIteration() {
   std::vector<Seq> still;
   still.reserve(running_.size());
   for (Seq& s : running_) {
+    if (s.prefilling)
+      prompt_tokens_total_ += s.job.prompt_tokens;
     s.prefilling = false;
     if (Step(s))
       kv_used_ -= Reserve(s.job);

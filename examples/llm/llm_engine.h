@@ -63,6 +63,10 @@ class LlmEngine {
   // still running; Submit works again afterwards.
   void Abort();
 
+  // Drops the job with `request_id` (queued or running; its KV released) without calling its
+  // callbacks, so an answer it was streaming is aborted. False when no such job is here.
+  bool Cancel(const std::string& request_id);
+
   // Queues the job. InvalidArgument naming the field when prompt_tokens + max_tokens exceeds the
   // model's max context or the whole KV cache (it could never run), or max_tokens < 1.
   absl::Status Submit(GenJob job);
@@ -73,6 +77,11 @@ class LlmEngine {
   int running() const { return static_cast<int>(running_.size()); }
   int waiting() const { return static_cast<int>(waiting_.size()); }
   int64_t iterations() const { return iterations_; }
+  // Prompt tokens prefilled and tokens generated since construction (the controller's P/D
+  // autoscaler turns their deltas into tokens/s), and prompt tokens of the queued prefills.
+  int64_t prompt_tokens_total() const { return prompt_tokens_total_; }
+  int64_t generated_tokens_total() const { return generated_tokens_total_; }
+  int64_t waiting_prompt_tokens() const;
 
  private:
   struct Seq {
@@ -96,6 +105,8 @@ class LlmEngine {
   std::vector<Seq> running_;
   bool busy_ = false;
   int64_t iterations_ = 0;
+  int64_t prompt_tokens_total_ = 0;
+  int64_t generated_tokens_total_ = 0;
   common::Env::TimerId timer_ = 0;
 };
 

@@ -172,3 +172,49 @@ TEST(LlmEngineTest, AbortDropsEverythingAndTheEngineStaysUsable) {
 
 }  // namespace
 }  // namespace sluice::examples
+
+namespace sluice::examples {
+namespace {
+
+TEST(LlmEngineTest, CountsPrefilledAndGeneratedTokensAndQueuedPrompts) {
+  common::ManualEnv env;
+  LlmEngine engine(env, std::make_unique<FakeModel>(30), {});  // room for one 10 + 5 job
+  Trace a, b, c;
+  ASSERT_TRUE(engine.Submit(Job(env, a, 10, 5)).ok());
+  ASSERT_TRUE(engine.Submit(Job(env, b, 20, 5)).ok());  // waits for KV
+  EXPECT_EQ(engine.waiting_prompt_tokens(), 20);
+  GenJob from_kv = Job(env, c, 7, 3);
+  from_kv.from_kv = true;  // decoded from transferred KV: never counted as a prefill
+  ASSERT_TRUE(engine.Submit(std::move(from_kv)).ok());
+  EXPECT_EQ(engine.waiting_prompt_tokens(), 20);
+  env.Advance(absl::Seconds(10));
+  EXPECT_EQ(engine.prompt_tokens_total(), 30);
+  EXPECT_EQ(engine.generated_tokens_total(), 5 + 5 + 2);  // from_kv starts at token 1
+  EXPECT_EQ(engine.waiting_prompt_tokens(), 0);
+}
+
+TEST(LlmEngineTest, CancelDropsAJobWithoutCallbacksAndFreesItsKv) {
+  common::ManualEnv env;
+  LlmEngine engine(env, std::make_unique<FakeModel>(30), {});
+  Trace a, b;
+  GenJob ja = Job(env, a, 10, 5);
+  ja.request_id = "a";
+  GenJob jb = Job(env, b, 10, 5);
+  jb.request_id = "b";
+  ASSERT_TRUE(engine.Submit(std::move(ja)).ok());
+  ASSERT_TRUE(engine.Submit(std::move(jb)).ok());
+  env.Advance(absl::Milliseconds(25));  // both running, two tokens each
+  EXPECT_EQ(engine.kv_used_tokens(), 30);
+  EXPECT_TRUE(engine.Cancel("a"));
+  EXPECT_EQ(engine.kv_used_tokens(), 15);
+  EXPECT_FALSE(engine.Cancel("a"));
+  EXPECT_FALSE(engine.Cancel("nope"));
+  env.Advance(absl::Seconds(1));
+  EXPECT_EQ(a.completion, -1);  // never finished, never told
+  EXPECT_EQ(a.token_times.size(), 2u);
+  EXPECT_EQ(b.completion, 5);
+  EXPECT_EQ(engine.kv_used_tokens(), 0);
+}
+
+}  // namespace
+}  // namespace sluice::examples

@@ -48,6 +48,8 @@ void LlmServer::OnPrefill(http::Request& req, http::Responder respond) {
   absl::Status s = engine_.Submit(std::move(job));
   if (!s.ok())
     (*slot)(http::ErrorResponse(400, std::string(s.message())));
+  else
+    ++prefill_requests_;
 }
 
 void LlmServer::PushKv(const std::string& decode_url, const std::string& id, KvEntry entry,
@@ -138,8 +140,10 @@ void LlmServer::OnDecode(http::Request& req, http::Responder respond) {
                       body["stream"].get<bool>();
   // On success the engine holds this request's KV (reserved at admission); on refusal the
   // entry stays, so a retry with a smaller max_tokens still finds it.
-  if (RunAndAnswer(std::move(job), stream, std::move(respond)))
+  if (RunAndAnswer(std::move(job), stream, std::move(respond))) {
     kv_.erase(id);
+    ++decode_requests_;
+  }
 }
 
 }  // namespace sluice::examples

@@ -101,6 +101,8 @@ void LlmServer::Route(http::Router& router) {
   router.Handle("POST", "/sluice/v1/decode", [this](http::Request& r, http::Responder w) {
     OnDecode(r, std::move(w));
   });
+  router.Handle("POST", "/sluice/v1/cancel/{request_id}",
+                [this](http::Request& r, http::Responder w) { OnCancel(r, std::move(w)); });
   router.Handle("POST", "/sluice/v1/trial", [this](http::Request& r, http::Responder w) {
     OnTrial(r, std::move(w));
   });
@@ -113,8 +115,26 @@ void LlmServer::OnStats(http::Request&, http::Responder respond) {
             {"kv_capacity_tokens", engine_.kv_capacity_tokens()},
             {"kv_used_tokens", engine_.kv_used_tokens()},
             {"running", engine_.running()},         {"waiting", engine_.waiting()},
-            {"iterations", engine_.iterations()},   {"kv_entries", kv_.size()}};
+            {"iterations", engine_.iterations()},   {"kv_entries", kv_.size()},
+            {"prompt_tokens_total", engine_.prompt_tokens_total()},
+            {"generated_tokens_total", engine_.generated_tokens_total()},
+            {"waiting_prompt_tokens", engine_.waiting_prompt_tokens()},
+            {"generate_requests", generate_requests_},
+            {"prefill_requests", prefill_requests_},
+            {"decode_requests", decode_requests_},
+            {"cancelled_requests", cancelled_requests_}};
   respond(http::JsonResponse(200, j.dump()));
+}
+
+void LlmServer::OnCancel(http::Request& req, http::Responder respond) {
+  const std::string id = req.param("request_id");
+  const bool had_kv = kv_.erase(id) > 0;  // a decode that has not started: its KV goes
+  if (!engine_.Cancel(id) && !had_kv) {
+    return respond(http::ErrorResponse(
+        404, absl::StrCat("request_id: no request '", id, "' on this instance")));
+  }
+  ++cancelled_requests_;
+  respond(http::JsonResponse(200, Json{{"cancelled", id}}.dump()));
 }
 
 void LlmServer::OnRole(http::Request& req, http::Responder respond) {
@@ -189,7 +209,8 @@ void LlmServer::OnGenerate(http::Request& req, http::Responder respond) {
     return respond(http::ErrorResponse(400, std::string(s.message())));
   if (job.request_id.empty())
     job.request_id = absl::StrCat("gen-", next_id_++);
-  RunAndAnswer(std::move(job), stream, std::move(respond));
+  if (RunAndAnswer(std::move(job), stream, std::move(respond)))
+    ++generate_requests_;
 }
 
 bool LlmServer::RunAndAnswer(GenJob job, bool stream, http::Responder respond) {

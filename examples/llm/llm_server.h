@@ -63,6 +63,8 @@ class LlmServer {
   void OnPrefill(http::Request& req, http::Responder respond);
   void OnKv(http::Request& req, http::Responder respond);
   void OnDecode(http::Request& req, http::Responder respond);
+  // POST /sluice/v1/cancel/{request_id}: the client has gone (the gateway says so).
+  void OnCancel(http::Request& req, http::Responder respond);
   // Profiling trial: one decode step of `batch` sequences at kTrialContextTokens each.
   void OnTrial(http::Request& req, http::Responder respond);
   static constexpr int kTrialContextTokens = 1024;
@@ -81,6 +83,12 @@ class LlmServer {
   std::unique_ptr<http::Server> server_;
   absl::flat_hash_map<std::string, KvEntry> kv_;  // received, by request_id
   int64_t next_id_ = 0;
+  // Requests accepted per endpoint (GET /sluice/v1/stats), so a test can tell which instance
+  // prefilled and which decoded.
+  int64_t generate_requests_ = 0;
+  int64_t prefill_requests_ = 0;
+  int64_t decode_requests_ = 0;
+  int64_t cancelled_requests_ = 0;
 };
 
 }  // namespace sluice::examples

@@ -3,6 +3,7 @@
 // and the P->D handoff with a KV push, 404 for a decode without KV, 502 for a dead decode_url.
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -203,6 +204,44 @@ TEST_F(LlmServerTest, TrialReportsTheModelsDecodeStep) {
   http::Response bad = Call(url + "/sluice/v1/trial", {{"batch", 0}});
   EXPECT_EQ(bad.status, 400);
   EXPECT_THAT(bad.body, HasSubstr("batch"));
+}
+
+// The gateway's cancel when a streaming client leaves: the request stops (its answer is cut,
+// its KV freed); an unknown id is a 404 naming the field. Stats count what each endpoint served.
+TEST_F(LlmServerTest, CancelStopsARunningRequestAndStatsCountIt) {
+  std::string url = Start(LlmRole::kColocated, 1.0);
+  absl::Notification answered;
+  http::Response slow;
+  std::thread t([&] {
+    // ~1,000 decode steps of llama2-7b: many seconds unless cancelled.
+    auto r = http::Post(url + "/sluice/v1/generate",
+                        Json{{"request_id", "r1"}, {"prompt", Words(10)}, {"max_tokens", 1000}}
+                            .dump(),
+                        "application/json", absl::Seconds(60));
+    if (r.ok())
+      slow = *r;
+    answered.Notify();
+  });
+  Json stats = Json::object();
+  for (int i = 0; i < 500 && stats.value("running", 0) == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    stats = Json::parse(http::Get(url + "/sluice/v1/stats")->body);
+  }
+  EXPECT_EQ(stats["running"], 1) << stats.dump();
+  EXPECT_GT(stats["kv_used_tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(stats["generate_requests"], 1);
+  http::Response c = Call(url + "/sluice/v1/cancel/r1", Json::object());
+  EXPECT_EQ(c.status, 200) << c.body;
+  EXPECT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  t.join();  // (joined on every path: no ASSERT above)
+  EXPECT_NE(slow.status, 200);  // cut, not completed
+  stats = Json::parse(http::Get(url + "/sluice/v1/stats")->body);
+  EXPECT_EQ(stats["running"], 0);
+  EXPECT_EQ(stats["kv_used_tokens"], 0);
+  EXPECT_EQ(stats["cancelled_requests"], 1);
+  http::Response again = Call(url + "/sluice/v1/cancel/r1", Json::object());
+  EXPECT_EQ(again.status, 404);
+  EXPECT_THAT(again.body, HasSubstr("request_id"));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // sluice-example-llm: an emulated LLM function (not a real model): per-token timing from
 // core::BuiltinLlmModel, continuous batching, KV capacity enforced, deterministic words; serves
 // the LLM instance API (README.md) on $PORT until SIGTERM/SIGINT.
-// Flags: --model M --gpu G --tp N --role prefill|decode|colocated --kv-scale X --time-scale X.
+// Flags: --model M --gpu G --tp N --role prefill|decode|colocated --kv-scale X --time-scale X;
+// $SLUICE_LLM_MODEL and $SLUICE_LLM_ROLE give defaults for --model and --role.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -40,6 +41,11 @@ int main(int argc, char** argv) {
   LlmServerOptions o;
   if (const char* m = std::getenv("SLUICE_LLM_MODEL"))
     o.model = m;
+  // The controller sets the role both ways for a disaggregated function (--role wins).
+  if (const char* r = std::getenv("SLUICE_LLM_ROLE"); r != nullptr && !ParseFlag("--role", r, o)) {
+    std::fprintf(stderr, "sluice-example-llm: bad $SLUICE_LLM_ROLE '%s'\n", r);
+    return 2;
+  }
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc || !ParseFlag(argv[i], argv[i + 1], o)) {
       std::fprintf(stderr, "sluice-example-llm: bad flag '%s' (flags: --model --gpu --tp --role "

@@ -199,6 +199,19 @@ int RunScale(const ClientFlags& c, const std::string& name, std::optional<int> m
   return 0;
 }
 
+int RunMutate(const ClientFlags& c, const std::string& name, int64_t instance,
+              const std::string& role) {
+  const json body{{"instance", instance}, {"role", role}};
+  absl::StatusOr<http::Response> r =
+      Call(Resolve(c).controller, "POST", "/admin/v1/functions/" + name + "/mutate", body.dump());
+  if (!Ok(r))
+    return Fail("mutate", r);
+  const json a = json::parse(r->body, nullptr, false);
+  std::printf("instance %lld of %s: %s -> %s\n", static_cast<long long>(instance), name.c_str(),
+              a.value("previous", std::string("?")).c_str(), a.value("role", role).c_str());
+  return 0;
+}
+
 int RunInvoke(const ClientFlags& c, const std::string& name, const std::string& data) {
   absl::StatusOr<http::Response> r =
       Call(Resolve(c).gateway, "POST", "/v2/models/" + name + "/infer", data);

@@ -24,6 +24,9 @@ int RunDeploy(const ClientFlags& c, const std::string& file, bool wait, double t
 int RunDelete(const ClientFlags& c, const std::string& name);
 int RunScale(const ClientFlags& c, const std::string& name, std::optional<int> min,
              std::optional<int> max);
+// POST /admin/v1/functions/NAME/mutate {"instance", "role"}; prints the switch.
+int RunMutate(const ClientFlags& c, const std::string& name, int64_t instance,
+              const std::string& role);
 // POSTs `data` to the gateway's /v2/models/NAME/infer and prints the answer's body.
 int RunInvoke(const ClientFlags& c, const std::string& name, const std::string& data);
 // A table of functions and instances, or the controller's JSON as is.

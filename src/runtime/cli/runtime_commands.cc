@@ -103,6 +103,8 @@ void RegisterClientVerbs(CLI::App& app, int& exit_code) {
     bool wait = false, json = false;
     double timeout_s = 300;
     std::optional<int> min, max;
+    int64_t instance = 0;
+    std::string role;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* deploy = app.add_subcommand("deploy", "validate a function spec and deploy it");
@@ -125,6 +127,16 @@ void RegisterClientVerbs(CLI::App& app, int& exit_code) {
   AddClientFlags(*scale, f->c);
   scale->callback(
       [f, &exit_code] { exit_code = runtime::RunScale(f->c, f->name, f->min, f->max); });
+
+  CLI::App* mutate = app.add_subcommand(
+      "mutate", "switch an instance of a disaggregated LLM function to prefill or decode");
+  mutate->add_option("name", f->name)->required();
+  mutate->add_option("--instance", f->instance, "instance id (sluice status)")->required();
+  mutate->add_option("--role", f->role, "prefill or decode")->required();
+  AddClientFlags(*mutate, f->c);
+  mutate->callback([f, &exit_code] {
+    exit_code = runtime::RunMutate(f->c, f->name, f->instance, f->role);
+  });
 
   CLI::App* invoke = app.add_subcommand("invoke", "send one KServe v2 request through the gateway");
   invoke->add_option("name", f->name)->required();

@@ -101,6 +101,10 @@ void ControllerCore::MakeScaler(ControllerFunction& f) {
     if (m.ok())
       f.latency = *std::move(m);  // null without trial points: policies see no latency model
   }
+  if (IsDisaggregated(f.record.spec)) {  // P/D pools: controller_llm.cc
+    MakeLlmPools(f);
+    return;
+  }
   if (f.policy) {
     const core::FunctionTraits traits = Traits(f);
     if (f.record.spec.gpus == 1)  // a hybrid scaler's kAdd names one GPU
@@ -191,7 +195,8 @@ json ControllerCore::InstanceJson(const ControllerInstance& i) const {
               {"batch", i.batch},
               {"sm_share", i.sm_share},
               {"mem_used_bytes", i.mem_used_bytes},
-              {"in_flight", i.in_flight}};
+              {"in_flight", i.in_flight},
+              {"role", i.mutate_to.empty() ? i.role : i.mutate_to}};
 }
 
 json ControllerCore::StatusJson(const ControllerFunction& f) const {
@@ -203,6 +208,7 @@ json ControllerCore::StatusJson(const ControllerFunction& f) const {
   json params = json::object();
   for (const PolicyParamSpec& p : f.record.spec.policy_params)
     params[p.key] = p.value;
+  json llm = f.llm ? LlmStatusJson(f) : json(nullptr);
   return json{{"name", f.record.spec.name},
               {"kind", FunctionKindName(f.record.spec.kind)},
               {"policy", f.record.spec.policy},
@@ -217,7 +223,8 @@ json ControllerCore::StatusJson(const ControllerFunction& f) const {
               {"max", f.record.max()},
               {"desired", f.desired},
               {"instances", std::move(instances)},
-              {"cold_starts", f.record.cold_starts}};
+              {"cold_starts", f.record.cold_starts},
+              {"llm", std::move(llm)}};
 }
 
 http::Response ControllerCore::Deploy(const std::string& yaml) {

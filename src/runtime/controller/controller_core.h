@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
@@ -30,6 +31,7 @@
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_daemon.h"
 #include "runtime/controller/function_record.h"
+#include "runtime/controller/llm_pools.h"
 #include "runtime/http/http.h"
 #include "runtime/metrics/registry.h"
 #include "runtime/store/store.h"
@@ -57,6 +59,11 @@ struct ControllerInstance {
   bool removing = false;   // dropped from the routes; DELETE sent or pending
   bool profiling = false;  // the profiling instance of its function, never routed
   bool allocated = false;
+  // Disaggregated LLM functions (controller_llm.cc): "prefill" or "decode" ("" otherwise, or
+  // while an adopted instance's role is not known yet); `mutate_to` is the role it is being
+  // switched to (out of the routes meanwhile), "" when not switching.
+  std::string role;
+  std::string mutate_to;
 };
 
 struct ControllerFunction {
@@ -76,6 +83,8 @@ struct ControllerFunction {
   std::unique_ptr<core::HybridScaler> hybrid;
   int desired = 0;
   bool unschedulable = false;  // the last placement found no room
+  // Disaggregated LLM functions only (instead of `scaler`/`hybrid`): the P/D pools.
+  std::unique_ptr<LlmPools> llm;
 };
 
 struct ControllerAgent {
@@ -116,6 +125,9 @@ class ControllerCore {
   http::Response Load(const std::string& body);
   http::Response Wake(const std::string& body);
   std::string RenderMetrics();
+  // POST /admin/v1/functions/{name}/mutate {"instance", "role"}: switches one instance of a
+  // disaggregated LLM function; answers once the instance has switched (controller_llm.cc).
+  void MutateApi(const std::string& name, const std::string& body, http::Responder respond);
 
  private:
   // controller.cc: registry.
@@ -138,12 +150,13 @@ class ControllerCore {
   void ResumeFunctions();  // after adoption: finish deletes, re-profile, scalers, reconcile
   std::vector<const ControllerInstance*> Active(const std::string& function) const;
   void Reconcile(ControllerFunction& f, bool cold_start);
-  bool StartServing(ControllerFunction& f, bool restart);
+  // `role`: a P/D pool's instance ("" for everything else).
+  bool StartServing(ControllerFunction& f, bool restart, const std::string& role = "");
   absl::StatusOr<std::vector<common::GpuId>> Allocate(ControllerFunction& f, int64_t id,
                                                       core::SmQuota quota, bool profiling);
   // Starts instance `id` of `f` on `gpus` (already committed) through their agent.
   void Launch(ControllerFunction& f, int64_t id, const std::vector<common::GpuId>& gpus,
-              core::SmQuota quota, int batch, bool restart);
+              core::SmQuota quota, int batch, bool restart, const std::string& role = "");
   void Release(ControllerInstance& i);
   // Tells every placement policy in use (the DiluScheduler and each function's set) about a
   // committed change, so each keeps its indices over the shared cluster.
@@ -170,6 +183,23 @@ class ControllerCore {
   void Touch();  // bumps the routes version when the routed set/state changed
   std::string RouteKey() const;
   nlohmann::json RouteJson(const ControllerFunction& f) const;
+
+  // controller_llm.cc: P/D pools of disaggregated LLM functions (llm_pools.h).
+  using MutateDone = absl::AnyInvocable<void(http::Response)>;
+  void MakeLlmPools(ControllerFunction& f);  // keeps desired sizes and stats of a previous one
+  void ReconcileLlm(ControllerFunction& f);  // starts / drains per pool towards the desired
+  void TickLlm();                             // every options.llm.poll: stats, autoscaler
+  void PollLlmStats(ControllerFunction& f);
+  void OnLlmStats(const std::string& function, int64_t id, absl::StatusOr<http::Response> r);
+  void DriveLlm(ControllerFunction& f, absl::Time now);
+  std::vector<LlmInstanceView> LlmViews(const ControllerFunction& f) const;
+  // Switches instance `id` to `role`: out of the routes, drain_grace, POST /sluice/v1/role,
+  // back in the routes with the new role (the old one on failure); `done` (may be null) gets
+  // the operator's answer.
+  void Mutate(int64_t id, const std::string& role, MutateDone done);
+  void FinishMutate(int64_t id, const std::string& role, absl::StatusOr<http::Response> r,
+                    MutateDone done);
+  nlohmann::json LlmStatusJson(const ControllerFunction& f) const;
 
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);

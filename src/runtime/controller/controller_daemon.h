@@ -16,6 +16,7 @@
 #include "core/dilu/lazy_scaler.h"
 #include "core/dilu/profiler.h"
 #include "core/dilu/scheduler.h"
+#include "runtime/controller/llm_pools.h"
 
 namespace sluice::runtime {
 
@@ -41,6 +42,7 @@ struct ControllerOptions {
   core::LazyScalerConfig lazy;
   absl::Duration drain_grace = absl::Milliseconds(300);  // route removal -> agent DELETE
   absl::Duration drain_timeout = absl::Seconds(10);      // the agent's drain_ms
+  LlmControllerOptions llm;  // P/D pools of disaggregated LLM functions (llm_pools.h)
 };
 
 class ControllerDaemon {

@@ -23,6 +23,10 @@ http::Router ControllerCore::MakeRouter() {
            [this](http::Request& req, http::Responder respond) {
              respond(Scale(req.param("name"), req.body));
            });
+  r.Handle("POST", "/admin/v1/functions/{name}/mutate",
+           [this](http::Request& req, http::Responder respond) {
+             MutateApi(req.param("name"), req.body, std::move(respond));
+           });
   r.Handle("GET", "/admin/v1/cluster",
            [this](http::Request&, http::Responder respond) { respond(Cluster()); });
   r.Handle("GET", "/internal/v1/routes",

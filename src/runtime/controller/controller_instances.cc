@@ -192,6 +192,8 @@ std::vector<const ControllerInstance*> ControllerCore::Active(const std::string&
 void ControllerCore::Reconcile(ControllerFunction& f, bool cold_start) {
   if (f.record.state != FunctionState::kReady)
     return;
+  if (f.llm)
+    return ReconcileLlm(f);  // P/D pools (controller_llm.cc)
   const std::vector<const ControllerInstance*> active = Active(f.record.spec.name);
   const int n = static_cast<int>(active.size());
   if (f.desired > n) {
@@ -301,7 +303,7 @@ int64_t ControllerCore::NextInstanceId() {
   return id;
 }
 
-bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
+bool ControllerCore::StartServing(ControllerFunction& f, bool restart, const std::string& role) {
   const int64_t id = NextInstanceId();
   const core::SmQuota quota = ServingQuota(f);
   absl::StatusOr<std::vector<common::GpuId>> gpus = Allocate(f, id, quota, /*profiling=*/false);
@@ -314,13 +316,13 @@ bool ControllerCore::StartServing(ControllerFunction& f, bool restart) {
   f.unschedulable = false;
   if (absl::StartsWith(f.record.message, "unschedulable"))
     f.record.message.clear();
-  Launch(f, id, *gpus, quota, f.record.profile->batch, restart);
+  Launch(f, id, *gpus, quota, f.record.profile->batch, restart, role);
   return true;
 }
 
 void ControllerCore::Launch(ControllerFunction& f, int64_t id,
                             const std::vector<common::GpuId>& gpus, core::SmQuota quota,
-                            int batch, bool restart) {
+                            int batch, bool restart, const std::string& role) {
   const int agent = gpu_agent_[gpus[0].value()];
   const ControllerAgent& a = agents_[agent];
   ControllerInstance i;
@@ -335,10 +337,12 @@ void ControllerCore::Launch(ControllerFunction& f, int64_t id,
   i.time_quota = quota.time_quota;
   i.batch = batch;
   i.allocated = true;
+  i.role = role;
   StartInstanceArgs args{id,    i.gpu_uuid, quota.request, quota.limit,
                          restart, batch,    uuids,         quota.time_quota};
   http::Request req =
-      AgentRequest("POST", "/agent/v1/instances", StartInstanceBody(f.record.spec, args));
+      AgentRequest("POST", "/agent/v1/instances",
+                   StartInstanceBody(SpecForRole(f.record.spec, role), args));
   instances_.emplace(id, std::move(i));
   client_.Send(a.endpoint, std::move(req), absl::Seconds(10),
                [this, id](absl::StatusOr<http::Response> r) {

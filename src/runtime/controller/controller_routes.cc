@@ -35,6 +35,7 @@ std::optional<std::string> CheckCount(const json& j, const char* key, const std:
 
 void ControllerCore::StartPolling() {
   PollNodes();
+  TickLlm();  // P/D pools: stats and autoscaler, at most every options_.llm.poll
   loop_.RunAfter(options_.node_poll, [this] { StartPolling(); });
 }
 
@@ -116,6 +117,8 @@ json ControllerCore::RouteJson(const ControllerFunction& f) const {
   const FunctionSpec& spec = f.record.spec;
   json instances = json::array();
   for (const ControllerInstance* i : Active(spec.name)) {
+    if (!i->mutate_to.empty())
+      continue;  // switching roles: back with its new role once switched
     instances.push_back(
         json{{"id", i->id},
              {"url", i->url},
@@ -124,6 +127,8 @@ json ControllerCore::RouteJson(const ControllerFunction& f) const {
              {"request", i->request},
              {"limit", i->limit},
              {"sm_share", i->sm_share}});
+    if (!i->role.empty())
+      instances.back()["role"] = i->role;
   }
   std::string state = FunctionStateName(f.record.state);
   if (f.record.state == FunctionState::kReady && instances.empty() &&

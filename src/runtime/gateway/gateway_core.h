@@ -45,6 +45,9 @@ struct LlmCall {
   std::string failure;                 // an error or malformed event
   int64_t prefill_prompt_tokens = 0;   // P/D: as the prefill instance counted them
   bool disaggregated = false;          // P/D: the first token came from a prefill instance
+  // The instance generating (or about to decode) this request's tokens: where a cancel goes
+  // when the streaming client disconnects (gateway_openai.cc CancelLlm); -1 before dispatch.
+  int64_t generating = -1;
 };
 
 // One accepted request, from admission until it is answered. While queued it is also in its
@@ -117,6 +120,9 @@ class GatewayCore {
   void SendLlm(FunctionState& f, int64_t instance, uint64_t id);
   void OnLlmData(uint64_t id, std::string_view data);
   void OnLlmToken(PendingRequest& p, const std::string& text);
+  // The streaming client has gone: POST /sluice/v1/cancel/{request_id} to the generating
+  // instance (it stops and frees the KV) and the request is finished (499, nobody reads it).
+  void CancelLlm(uint64_t id);
   // P/D (gateway_pd.cc): prefill on `instance` pushing the KV to a decode instance, first token
   // relayed, then the decode instance's token stream.
   void SendPrefill(FunctionState& f, int64_t instance, int64_t decode, uint64_t id);

@@ -159,6 +159,7 @@ void GatewayCore::SendLlm(FunctionState& f, int64_t instance, uint64_t id) {
   call.failure.clear();
   f.dispatcher.OnDispatch(instance);
   f.metrics->batch_size->Observe(1);
+  call.generating = instance;
   if (f.roles[instance] == "prefill" && !f.decode_ready.empty()) {
     // P/D: the least busy ready decode instance receives the KV and the rest of the tokens.
     int64_t decode = f.decode_ready.begin()->first;
@@ -201,6 +202,22 @@ void GatewayCore::OnLlmData(uint64_t id, std::string_view data) {
       OnLlmToken(p, ev.text);
     }
   }
+  // A write to a client that has left fails; the instance need not finish for nobody.
+  if (call.stream != nullptr && !call.stream->open() && !call.done.has_value()) CancelLlm(id);
+}
+
+void GatewayCore::CancelLlm(uint64_t id) {
+  PendingRequest& p = pending_.at(id);
+  LlmCall& call = *p.llm;
+  auto f = functions_.find(p.function);
+  if (f != functions_.end() && f->second->endpoints.contains(call.generating)) {
+    http::Request req;
+    req.method = "POST";
+    req.target = absl::StrCat("/sluice/v1/cancel/", call.id);
+    client_.Send(f->second->endpoints.at(call.generating), std::move(req), absl::Seconds(5),
+                 [](absl::StatusOr<http::Response>) {});
+  }
+  Finish(id, http::ErrorResponse(499, "client disconnected"));
 }
 
 void GatewayCore::OnLlmToken(PendingRequest& p, const std::string& text) {

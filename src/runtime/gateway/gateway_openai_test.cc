@@ -1,7 +1,14 @@
 // The gateway's OpenAI API end to end against fake LLM instances (real HTTP): model list,
 // non-streaming and streaming completions and chat, stop sequences, OpenAI-shaped errors (unknown
 // model, too-long prompt, malformed body, full queue), retry before the first token, an error
-// event after it, and the TTFT/TPOT metrics.
+// event after it, the TTFT/TPOT metrics, and the cancel sent to the generating instance when a
+// streaming client leaves.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/gateway/openai_api.h"
@@ -205,6 +212,64 @@ TEST_F(OpenAiGatewayTest, DisaggregatedPrefillThenDecodeStreamsEveryToken) {
     EXPECT_EQ(json::parse(n->body)["choices"][0]["text"], "t0 ");
   }
   EXPECT_EQ(a.kv_pushes().size(), 4u);
+}
+
+// Sends a streaming completion over a raw socket, reads until `until` has arrived, then closes
+// the connection (a client that leaves mid-stream). False when the stream never showed it.
+bool StreamThenLeave(const GatewayHarness& h, const std::string& body, const std::string& until) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(h.endpoint().port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return false;
+  const std::string req =
+      absl::StrCat("POST /v1/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json"
+                   "\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  bool seen = write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size());
+  std::string got;
+  char buf[4096];
+  while (seen && got.find(until) == std::string::npos) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) seen = false;
+    else got.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return seen;
+}
+
+TEST_F(OpenAiGatewayTest, StreamingClientThatLeavesCancelsTheGeneration) {
+  FakeLlmOptions slow;
+  slow.token_delay = absl::Milliseconds(20);
+  a.set_options(slow);
+  h.SetRoutes(json::array({LlmRoute("llm", {&a})}));
+  ASSERT_TRUE(StreamThenLeave(h, R"({"model":"llm","prompt":"x","max_tokens":500,"stream":true})",
+                              "t2 "));
+  ASSERT_TRUE(WaitFor([&] { return !a.cancels().empty(); })) << "no cancel reached the instance";
+  EXPECT_THAT(a.cancels()[0], ::testing::StartsWith("cmpl-"));  // the instance's request_id
+  const int written = a.tokens_written();
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(a.tokens_written(), written);  // it stopped generating
+  EXPECT_LT(written, 100);
+  // Not counted as an instance failure: the next request is served by the same instance.
+  auto r = PostJson(h, "/v1/completions", R"({"model":"llm","prompt":"y","max_tokens":2})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(a.cancels().size(), 1u);  // a client that stays is never cancelled
+}
+
+TEST_F(OpenAiGatewayTest, StreamingClientThatLeavesCancelsTheDecodeInstance) {
+  FakeLlmOptions slow;
+  slow.token_delay = absl::Milliseconds(20);
+  b.set_options(slow);
+  json route = LlmRoute("llm", {&a, &b});
+  route["instances"][0]["role"] = "prefill";
+  route["instances"][1]["role"] = "decode";
+  h.SetRoutes(json::array({route}));
+  ASSERT_TRUE(StreamThenLeave(h, R"({"model":"llm","prompt":"x","max_tokens":500,"stream":true})",
+                              "t3 "));
+  ASSERT_TRUE(WaitFor([&] { return !b.cancels().empty(); })) << "no cancel reached decode";
+  EXPECT_TRUE(a.cancels().empty());  // the prefill instance had finished its part
 }
 
 TEST(RouteTableTest, InstanceRoleIsStrict) {

@@ -66,6 +66,9 @@ void GatewayCore::OnPrefillDone(const std::string& function, int64_t instance, i
         done.finish_reason = finish.empty() ? "length" : finish;
         call.done = done;
         EndLlm(f, instance, id, absl::OkStatus());
+      } else if (call.stream != nullptr && !call.stream->open()) {
+        call.generating = decode;  // the client left during the prefill: no decode, and the
+        CancelLlm(id);             // decode instance drops the KV it was pushed
       } else {
         SendDecode(*f, decode, id);
       }
@@ -84,6 +87,7 @@ void GatewayCore::SendDecode(FunctionState& f, int64_t decode, uint64_t id) {
   call.upstream_status = 0;
   call.upstream_body.clear();
   call.parser = SseParser();
+  call.generating = decode;
   ++f.decode_ready[decode];
   http::Request req;
   req.method = "POST";

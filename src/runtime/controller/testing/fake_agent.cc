@@ -151,6 +151,7 @@ absl::StatusOr<int> FakeAgent::StartInstanceServer(int64_t id) {
                                          {"memory_bytes", model_.memory_bytes}}
                                         .dump()));
   });
+  AddLlmRoutes(r, id);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<http::Server> s,
                           http::Server::Start(*instance_loop_, {}, std::move(r)));
   const int port = s->port();
@@ -177,6 +178,11 @@ void FakeAgent::HandleStart(http::Request& req, http::Responder respond) {
   i.time_quota = b.value("time_quota", 1.0);
   i.max_batch = b.value("max_batch", 1);
   i.state = "starting";
+  if (b.contains("command") && b["command"].is_array())
+    i.command = b["command"].get<std::vector<std::string>>();
+  i.role = b.contains("env") && b["env"].contains("SLUICE_LLM_ROLE")
+               ? b["env"]["SLUICE_LLM_ROLE"].get<std::string>()
+               : "colocated";
   {
     absl::MutexLock lock(&mu_);
     if (instances_.contains(i.id)) {

@@ -57,6 +57,17 @@ struct FakeInstance {
   int max_batch = 0;
   int port = 0;
   bool forgotten = false;  // DELETE of a stopped instance: no longer listed
+  // LLM instances (fake_llm.cc): the StartInstance's command, the role it started with
+  // ($SLUICE_LLM_ROLE, "colocated" when absent) and then the latest POST /sluice/v1/role's, the
+  // counters GET /sluice/v1/stats reports (set by the test through SetLlmStats).
+  std::vector<std::string> command;
+  std::string role;
+  int role_switches = 0;
+  int64_t prompt_tokens_total = 0;
+  int64_t generated_tokens_total = 0;
+  int64_t kv_used_tokens = 0;
+  int64_t kv_capacity_tokens = 1000;
+  bool refuse_role = false;  // POST /sluice/v1/role answers 409
 };
 
 // One PUT /agent/v1/instances/{id}/quota as received.
@@ -91,6 +102,10 @@ class FakeAgent {
   std::vector<FakeQuotaPut> quota_put_log() const;  // every quota PUT, in arrival order
   // Live (starting or ready) instances of `function`.
   int Live(const std::string& function) const;
+  // fake_llm.cc: sets what instance `id`'s GET /sluice/v1/stats reports (counters are totals).
+  void SetLlmStats(int64_t id, int64_t prompt_tokens_total, int64_t generated_tokens_total,
+                   int64_t kv_used_tokens);
+  void SetRefuseRole(int64_t id, bool refuse);
 
  private:
   FakeAgent() = default;
@@ -100,6 +115,7 @@ class FakeAgent {
   void HandleQuota(http::Request& req, http::Responder respond);
   std::string NodeJson();
   absl::StatusOr<int> StartInstanceServer(int64_t id);
+  void AddLlmRoutes(http::Router& r, int64_t id);  // fake_llm.cc
 
   FakeModel model_;
   int gpus_ = 0;

@@ -2,6 +2,8 @@
 // that writes token events to the Responder's stream, so a slow stream never blocks the loop.
 #include "runtime/gateway/testing/fake_llm_instance.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
@@ -50,6 +52,12 @@ FakeLlmInstance::FakeLlmInstance(int64_t id, FakeLlmOptions options)
   router.Handle("POST", "/sluice/v1/decode", [this](http::Request& req, http::Responder r) {
     OnDecode(req, std::move(r));
   });
+  router.Handle("POST", "/sluice/v1/cancel/{request_id}",
+                [this](http::Request& req, http::Responder r) {
+                  absl::MutexLock lock(&mu_);
+                  cancels_.push_back(req.param("request_id"));
+                  r(http::JsonResponse(200, json({{"cancelled", req.param("request_id")}}).dump()));
+                });
   router.Handle("GET", "/sluice/v1/health", [](http::Request&, http::Responder r) {
     r(http::JsonResponse(200, R"({"ok":true})"));
   });
@@ -83,6 +91,21 @@ int FakeLlmInstance::requests_received() const {
 std::vector<std::string> FakeLlmInstance::prompts() const {
   absl::MutexLock lock(&mu_);
   return prompts_;
+}
+
+std::vector<std::string> FakeLlmInstance::cancels() const {
+  absl::MutexLock lock(&mu_);
+  return cancels_;
+}
+
+int FakeLlmInstance::tokens_written() const {
+  absl::MutexLock lock(&mu_);
+  return tokens_written_;
+}
+
+bool FakeLlmInstance::Cancelled(const std::string& request_id) const {
+  absl::MutexLock lock(&mu_);
+  return std::find(cancels_.begin(), cancels_.end(), request_id) != cancels_.end();
 }
 
 std::vector<std::string> FakeLlmInstance::kv_pushes() const {
@@ -132,20 +155,26 @@ void FakeLlmInstance::OnDecode(http::Request& req, http::Responder respond) {
                      {"finish_reason", g.finish_reason},
                      {"prompt_tokens", 0},
                      {"completion_tokens", static_cast<int64_t>(g.tokens.size())}};
-  StreamTokens(std::move(respond), std::move(g.tokens), done.dump(), o);
+  StreamTokens(std::move(respond), std::move(g.tokens), done.dump(), o,
+               body.value("request_id", std::string()));
 }
 
 void FakeLlmInstance::StreamTokens(http::Responder respond, std::vector<std::string> tokens,
-                                   std::string done_event, const FakeLlmOptions& o) {
+                                   std::string done_event, const FakeLlmOptions& o,
+                                   std::string request_id) {
   http::Response head;
   head.content_type = "text/event-stream";
   std::shared_ptr<http::ResponseStream> out = respond.Stream(std::move(head));
   absl::MutexLock lock(&mu_);
-  workers_.emplace_back([out, tokens = std::move(tokens), done_event = std::move(done_event), o] {
+  workers_.emplace_back([this, out, tokens = std::move(tokens),
+                         done_event = std::move(done_event), o, id = std::move(request_id)] {
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (o.fail_after_tokens >= 0 && static_cast<int>(i) == o.fail_after_tokens) return;
       absl::SleepFor(o.token_delay);
+      if (!id.empty() && Cancelled(id)) return;  // cut: dropped without End
       out->Write(absl::StrCat("data: ", json({{"index", i}, {"text", tokens[i]}}).dump(), "\n\n"));
+      absl::MutexLock counted(&mu_);
+      ++tokens_written_;
     }
     if (o.fail_after_tokens >= 0) return;  // dropped without End: the connection breaks
     out->Write(absl::StrCat("data: ", done_event, "\n\n"));
@@ -192,7 +221,8 @@ void FakeLlmInstance::OnGenerate(http::Request& req, http::Responder respond) {
                    {"completion_tokens", static_cast<int64_t>(g.tokens.size())}})
                  .dump()));
   }
-  StreamTokens(std::move(respond), std::move(g.tokens), done.dump(), o);
+  StreamTokens(std::move(respond), std::move(g.tokens), done.dump(), o,
+               body.value("request_id", std::string()));
 }
 
 }  // namespace sluice::runtime::testing

@@ -4,7 +4,8 @@
 // "finish_reason", "prompt_tokens", "completion_tokens"}" (or one JSON when stream is false);
 // a prompt over `kv_capacity_tokens` bytes (one token per byte) gets 400 {"error"}. Tokens are
 // "t0 ", "t1 ", ... produced `token_delay` apart on a worker thread. Also serves the P/D pair
-// /sluice/v1/prefill and /sluice/v1/decode. For the gateway's tests and
+// /sluice/v1/prefill and /sluice/v1/decode, and POST /sluice/v1/cancel/{request_id} (recorded; a
+// stream of that request stops, cut without its done event). For the gateway's tests and
 // the openai npm test driver; not a model. Thread safety: accessors lock.
 #ifndef SLUICE_RUNTIME_GATEWAY_TESTING_FAKE_LLM_INSTANCE_H_
 #define SLUICE_RUNTIME_GATEWAY_TESTING_FAKE_LLM_INSTANCE_H_
@@ -38,6 +39,9 @@ class FakeLlmInstance {
   std::vector<std::string> prompts() const;
   // P/D: the decode_url of every prefill request (where the KV was "pushed").
   std::vector<std::string> kv_pushes() const;
+  // Request ids of every POST /sluice/v1/cancel, in arrival order; token events written so far.
+  std::vector<std::string> cancels() const;
+  int tokens_written() const;
 
  private:
   void OnGenerate(http::Request& req, http::Responder respond);
@@ -45,7 +49,8 @@ class FakeLlmInstance {
   void OnPrefill(http::Request& req, http::Responder respond);
   void OnDecode(http::Request& req, http::Responder respond);
   void StreamTokens(http::Responder respond, std::vector<std::string> tokens,
-                    std::string done_event, const FakeLlmOptions& o);
+                    std::string done_event, const FakeLlmOptions& o, std::string request_id);
+  bool Cancelled(const std::string& request_id) const;
 
   const int64_t id_;
   mutable absl::Mutex mu_;
@@ -53,6 +58,8 @@ class FakeLlmInstance {
   int requests_ = 0;
   std::vector<std::string> prompts_;
   std::vector<std::string> kv_pushes_;
+  std::vector<std::string> cancels_;
+  int tokens_written_ = 0;
   std::vector<std::thread> workers_;
   std::unique_ptr<http::EventLoop> loop_;
   std::unique_ptr<http::Server> server_;
