@@ -9,7 +9,9 @@ namespace {
 
 constexpr double kNoLoadRps = 1e-3;
 
-bool Positive(absl::Duration d) { return d > absl::ZeroDuration() && d != absl::InfiniteDuration(); }
+bool Positive(absl::Duration d) {
+  return d > absl::ZeroDuration() && d != absl::InfiniteDuration();
+}
 
 int Instances(double rps, double capacity, int max) {
   if (!(rps > 0))
@@ -59,8 +61,7 @@ void CocktailScaler::EndInterval(double capacity) {
   // one instance would stay forever).
   if (!(forecast_ >= kNoLoadRps))
     forecast_ = 0;
-  proactive_ = Instances(forecast_ * (1 + config_.over_provision), capacity,
-                         config_.max_instances);
+  proactive_ = Instances(forecast_ * (1 + config_.over_provision), capacity, config_.max_instances);
   interval_peak_ = 0;
 }
 

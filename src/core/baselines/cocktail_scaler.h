@@ -42,8 +42,8 @@ struct CocktailConfig {
 
 // Each sample: reactive = ceil((rps + queued / drain) / capacity); at the end of each interval
 // the interval's peak rate updates Holt's level L and trend T, and the forecast
-// F = L + T x horizon / interval (0 below 0.001 rps) sets proactive = ceil(F x (1 + over_provision) /
-// capacity). Level k is needed at a sample when max(reactive, proactive) >= k; Desired(now)
+// F = L + T x horizon / interval (0 below 0.001 rps) sets proactive = ceil(F x (1 + over_provision)
+// / capacity). Level k is needed at a sample when max(reactive, proactive) >= k; Desired(now)
 // counts the levels needed within keep_alive (as ReactiveScaler), clamped to [min, max].
 class CocktailScaler final : public HorizontalScaler {
  public:

@@ -28,7 +28,7 @@ TEST(CocktailScaler, BurstScalesOutReactivelyAtOnce) {
   for (int i = 0; i < 20; ++i)
     s->Observe(At(i, 10));
   EXPECT_EQ(s->Desired(kT0 + absl::Seconds(19)), 2);  // proactive: 10 x 1.1 -> 2
-  s->Observe(At(20, 75));  // misprediction: the forecast said 10
+  s->Observe(At(20, 75));                             // misprediction: the forecast said 10
   EXPECT_EQ(s->reactive(), 8);
   EXPECT_EQ(s->Desired(kT0 + absl::Seconds(20)), 8);
 }
@@ -64,8 +64,7 @@ TEST(CocktailScaler, RejectsBadConfigNamingTheField) {
   EXPECT_NE(CocktailScaler::Create(c).status().message().find("alpha"), std::string::npos);
   c = Config();
   c.over_provision = -1;
-  EXPECT_NE(CocktailScaler::Create(c).status().message().find("over_provision"),
-            std::string::npos);
+  EXPECT_NE(CocktailScaler::Create(c).status().message().find("over_provision"), std::string::npos);
 }
 
 }  // namespace

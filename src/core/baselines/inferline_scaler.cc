@@ -9,7 +9,9 @@
 namespace sluice::core {
 namespace {
 
-bool Finite(absl::Duration d) { return d != absl::InfiniteDuration(); }
+bool Finite(absl::Duration d) {
+  return d != absl::InfiniteDuration();
+}
 
 absl::Status StageError(size_t i, absl::string_view field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("field 'stages[", i, "].", field, "': ", message));
@@ -29,8 +31,8 @@ absl::Status Validate(const InferLineConfig& c) {
     if (s.max_replicas < std::max(1, s.min_replicas))
       return StageError(i, "max_replicas", "must be >= max(1, min_replicas)");
   }
-  for (auto [name, d] : {std::pair{"plan_period", c.plan_period},
-                         std::pair{"tuner_history", c.tuner_history}}) {
+  for (auto [name, d] :
+       {std::pair{"plan_period", c.plan_period}, std::pair{"tuner_history", c.tuner_history}}) {
     if (d <= absl::ZeroDuration() || !Finite(d))
       return absl::InvalidArgumentError(absl::StrCat("field '", name, "': must be finite and > 0"));
   }
@@ -141,8 +143,8 @@ PipelineDecision InferLineScaler::Decide(absl::Time now, int) {
       stages_[i].below_since = absl::InfiniteFuture();
     }
     Tune(i, now);
-    const int have = std::max(0, samples_[i].ready_replicas) +
-                     std::max(0, samples_[i].starting_replicas);
+    const int have =
+        std::max(0, samples_[i].ready_replicas) + std::max(0, samples_[i].starting_replicas);
     d.stages[i].replica_delta = stages_[i].target - have;
   }
   return d;

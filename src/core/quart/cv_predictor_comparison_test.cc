@@ -54,8 +54,8 @@ Data Build() {
         for (int i = 0; i + 1 < kStages; ++i) {
           CvExample ex;
           for (int j = 0; j <= i; ++j) {
-            ex.upstream.push_back({w[j][k].arrival_cv, w[j][k].utilisation, stages[j].service_cv,
-                                   stages[j].servers});
+            ex.upstream.push_back(
+                {w[j][k].arrival_cv, w[j][k].utilisation, stages[j].service_cv, stages[j].servers});
           }
           ex.target_cv = w[i + 1][k].arrival_cv;
           if (k < windows * 7 / 10) {
@@ -81,8 +81,8 @@ double Qna(const std::vector<CvFeatures>& up) {
 
 // Replicas QUART would size stage i + 1 with at this CV (target 3 service times).
 int Replicas(const Data& d, size_t k, double cv) {
-  return ReplicasForTarget(d.test_rate[k], d.test_mu[k], absl::Seconds(3.0 / d.test_mu[k]), 256,
-                           cv, d.test_cs[k]);
+  return ReplicasForTarget(d.test_rate[k], d.test_mu[k], absl::Seconds(3.0 / d.test_mu[k]), 256, cv,
+                           d.test_cs[k]);
 }
 
 TEST(CvPredictorComparison, QnaSizesTheSameReplicasAsTheLearnedAttentionModel) {
@@ -116,8 +116,9 @@ TEST(CvPredictorComparison, QnaSizesTheSameReplicasAsTheLearnedAttentionModel) {
                 mae_qna[b] / n[b], mae_att[b] / n[b], mae_keep[b] / n[b]);
   }
   const double total = static_cast<double>(d.test.size());
-  std::printf("replicas equal to those sized with the measured CV: QNA %.1f %%, attention %.1f %%\n",
-              100 * agree_qna / total, 100 * agree_att / total);
+  std::printf(
+      "replicas equal to those sized with the measured CV: QNA %.1f %%, attention %.1f %%\n",
+      100 * agree_qna / total, 100 * agree_att / total);
   std::printf("QNA and attention size the same replicas: %.1f %%\n", 100 * agree_both / total);
   std::printf("train MSE attention %.4f over %zu examples\n", att.Loss(d.train), d.train.size());
   // Paired bootstrap of the mean error difference (QNA - attention), 95 % interval.

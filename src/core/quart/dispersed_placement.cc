@@ -77,8 +77,8 @@ int DispersedPlacement::Choose(const DispersedNodeIndex& index, bool key, int gp
                                std::span<const int> caching) const {
   gpus = std::max(1, gpus);
   if (!key) {
-    const int cached =
-        BestCaching(index, caching, gpus, [&](int a, int b) { return index.free(a) < index.free(b); });
+    const int cached = BestCaching(index, caching, gpus,
+                                   [&](int a, int b) { return index.free(a) < index.free(b); });
     return cached >= 0 ? cached : index.BestFit(gpus);
   }
   const int spread = index.DispersedChoice(gpus);

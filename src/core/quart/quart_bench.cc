@@ -4,7 +4,8 @@
 // DispersedPlacement of 10,000 stage instances (30 % key) on 1,250 nodes x 8 GPUs with 4 cached
 // stages per node; the PID corrector alone at 10,000 stages; and QuartPlacement, the
 // PlacementPolicy the quart set uses, placing 10,000 instances one by one through ClusterState
-// (each committed and reported, as the simulator does). Fixed seed. Run: BUILD_DIR=build scripts/build quart_bench &&
+// (each committed and reported, as the simulator does). Fixed seed. Run: BUILD_DIR=build
+// scripts/build quart_bench &&
 //   build/src/core/quart/quart_bench
 #include <memory>
 #include <random>
@@ -171,7 +172,10 @@ void BM_QuartPlacementPolicy(benchmark::State& state) {
   }
   state.counters["kl_random"] = KlFromUniform(keys);
 }
-BENCHMARK(BM_QuartPlacementPolicy)->Args({10000, 1})->Args({10000, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QuartPlacementPolicy)
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::core

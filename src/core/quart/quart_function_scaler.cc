@@ -9,7 +9,9 @@
 namespace sluice::core {
 namespace {
 
-bool Finite(absl::Duration d) { return d != absl::InfiniteDuration(); }
+bool Finite(absl::Duration d) {
+  return d != absl::InfiniteDuration();
+}
 
 }  // namespace
 
@@ -34,8 +36,7 @@ void QuartFunctionScaler::Observe(const LoadSample& s) {
   const double cap =
       s.capacity_rps_per_instance > 0 ? s.capacity_rps_per_instance : config_.capacity_rps;
   const double rps = std::isfinite(s.rps) ? std::max(0.0, s.rps) : 0.0;
-  const double load =
-      rps + std::max(0, s.queued) / absl::ToDoubleSeconds(config_.queue_drain);
+  const double load = rps + std::max(0, s.queued) / absl::ToDoubleSeconds(config_.queue_drain);
   int need = 0;
   if (load > 0 && cap > 0) {
     need = ReplicasForTarget(load, cap, config_.latency_target, std::max(1, config_.max_instances),

@@ -33,9 +33,9 @@ TEST(QuartFunctionScaler, SizesByTheQueueingModelAndHoldsBeforeScalingIn) {
   EXPECT_EQ(s->Desired(kT0), need);
   EXPECT_GT(need, 4);  // more than the bare 40 / 10: the queueing wait counts
   s->Observe(At(1, 0));
-  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(1)), need);   // held
+  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(1)), need);  // held
   EXPECT_EQ(s->NextWakeup(), kT0 + absl::Seconds(30));
-  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(30)), 0);      // hold over: back to min
+  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(30)), 0);  // hold over: back to min
   EXPECT_EQ(s->NextWakeup(), absl::InfiniteFuture());
 }
 

@@ -77,8 +77,8 @@ absl::StatusOr<std::vector<GpuId>> QuartPlacement::Place(const InstanceDemand& d
         "quart: field 'gpus': instance ", demand.instance.value(), " asks for ", demand.gpus));
   }
   if (demand.memory_per_gpu.count() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "quart: field 'memory_per_gpu': instance ", demand.instance.value(), " is negative"));
+    return absl::InvalidArgumentError(absl::StrCat("quart: field 'memory_per_gpu': instance ",
+                                                   demand.instance.value(), " is negative"));
   }
   Bind(state);
   std::vector<int> caching;

@@ -139,8 +139,9 @@ TEST(QuartPlacement, MultiGpuInstanceOnOneNodeAndSkipsSmallGpus) {
 }
 
 // Property: over seeded random clusters (uneven pre-occupied GPUs), key instances placed one at
-// a time through the policy (after others' instances) end no farther from uniform than the same requests placed at random
-// on nodes with room, and nothing is ever over-committed (ClusterState::Add would fail).
+// a time through the policy (after others' instances) end no farther from uniform than the same
+// requests placed at random on nodes with room, and nothing is ever over-committed
+// (ClusterState::Add would fail).
 TEST(QuartPlacementProperty, DispersedNeverWorseThanRandomAndNeverOverCommits) {
   for (int seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);

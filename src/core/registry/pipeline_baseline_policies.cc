@@ -20,8 +20,12 @@ PolicyParts WholeGpuParts(std::string name, NodeOrder order) {
   PolicyParts parts;
   parts.name = std::move(name);
   parts.placement = std::make_unique<ExclusivePlacement>(order);
-  parts.quota = [](const FunctionTraits&) { return SmQuota{1.0, 1.0}; };
-  parts.controller = [](GpuId) { return std::make_unique<StaticShareController>(); };
+  parts.quota = [](const FunctionTraits&) {
+    return SmQuota{1.0, 1.0};
+  };
+  parts.controller = [](GpuId) {
+    return std::make_unique<StaticShareController>();
+  };
   parts.work_conserving = false;
   return parts;
 }

@@ -56,9 +56,9 @@ TEST(InferLinePolicySet, PipelineScalerScalesEveryStageOnAnEntryBurst) {
 }
 
 TEST(InferLinePolicySet, FunctionScalerHoldsBeforeScalingDown) {
-  auto set = Make("inferline", {{"scale_down_hold_s", "5", 2},
-                                 {"tuner_history_s", "2", 3},
-                                 {"plan_period_s", "1000", 4}});
+  auto set = Make(
+      "inferline",
+      {{"scale_down_hold_s", "5", 2}, {"tuner_history_s", "2", 3}, {"plan_period_s", "1000", 4}});
   auto s = set->MakeScaler(Stage());
   LoadSample x;
   x.at = kT0;
@@ -81,8 +81,7 @@ TEST(InferLinePolicySet, FunctionScalerHoldsBeforeScalingDown) {
 
 TEST(CocktailPolicySet, PerStageScalerNoPipelineScaler) {
   auto set = Make("cocktail", {{"over_provision", "0.5", 2}});
-  EXPECT_EQ(set->MakePipelineScaler({Stage()}, {PipelineStageTraits{}}, absl::Seconds(1)),
-            nullptr);
+  EXPECT_EQ(set->MakePipelineScaler({Stage()}, {PipelineStageTraits{}}, absl::Seconds(1)), nullptr);
   auto s = set->MakeScaler(Stage());
   EXPECT_EQ(s->name(), "cocktail");
   LoadSample x;
@@ -102,6 +101,38 @@ TEST(InflessPolicySet, PaperDefaultsAndInflessLKeys) {
   EXPECT_EQ(set->MakeScaler(Stage())->name(), "hybrid-histogram");
   EXPECT_THAT(Error("infless", {{"share", "request", 3}}), HasSubstr("'share'"));
   EXPECT_NE(Make("infless", {{"bin_s", "1", 2}}), nullptr);
+}
+
+// Sets without pipeline-level scaling serve a pipeline's stages as ordinary functions.
+// INFless on a burst: scale-out at once; with no trusted idle-time histogram yet, the instances
+// stay for the 4-hour fallback keep-alive (ATC'20's range), then go.
+TEST(InflessPolicySet, BurstScalesOutAtOnceAndHoldsForTheHistogramRange) {
+  auto s = Make("infless")->MakeScaler(Stage());
+  LoadSample x;
+  x.at = kT0;
+  x.rps = 35;
+  s->Observe(x);
+  EXPECT_EQ(s->Desired(kT0), 4);
+  x.at = kT0 + absl::Seconds(1);
+  x.rps = 0;
+  s->Observe(x);
+  EXPECT_EQ(s->Desired(kT0 + absl::Minutes(10)), 4);
+  EXPECT_EQ(s->Desired(kT0 + absl::Hours(4) + absl::Seconds(1)), 0);
+}
+
+TEST(PipelineBaselinePolicies, PerFunctionSetsLeaveStagesToTheirOwnScalers) {
+  std::vector<PipelineStageTraits> traits(2);
+  for (const char* name : {"cocktail", "infless", "dilu", "has-gpu", "exclusive"}) {
+    auto set = Make(name);
+    ASSERT_NE(set, nullptr) << name;
+    EXPECT_EQ(set->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)), nullptr)
+        << name;
+    EXPECT_NE(set->MakeScaler(Stage()), nullptr) << name;
+  }
+  for (const char* name : {"quart", "inferline"}) {
+    EXPECT_NE(Make(name)->MakePipelineScaler({Stage(), Stage()}, traits, absl::Seconds(1)), nullptr)
+        << name;
+  }
 }
 
 TEST(PipelineBaselinePolicies, BadParamsNameTheKey) {

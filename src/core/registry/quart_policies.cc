@@ -28,8 +28,7 @@ absl::Status ReadPid(ParamReader& r, PidConfig& c) {
   SLUICE_ASSIGN_OR_RETURN(c.ki, r.Double("ki", c.ki, 0, 1e6));
   SLUICE_ASSIGN_OR_RETURN(c.kd, r.Double("kd", c.kd, 0, 1e6));
   SLUICE_ASSIGN_OR_RETURN(c.error_limit, r.Double("error_limit", c.error_limit, 1e-9, 1e6));
-  SLUICE_ASSIGN_OR_RETURN(c.integral_limit,
-                          r.Double("integral_limit", c.integral_limit, 0, 1e9));
+  SLUICE_ASSIGN_OR_RETURN(c.integral_limit, r.Double("integral_limit", c.integral_limit, 0, 1e9));
   SLUICE_ASSIGN_OR_RETURN(c.max_step, r.Double("max_step", c.max_step, 1e-9, 1e6));
   return absl::OkStatus();
 }
@@ -42,9 +41,8 @@ absl::Status ReadKeyAndSmoother(ParamReader& r, KeyStageConfig& k, SmootherConfi
                           r.Double("key_share_factor", k.key_share_factor, 1, 1e6));
   SLUICE_ASSIGN_OR_RETURN(s.beta_min, r.Double("beta_min", s.beta_min, 0, 1));
   SLUICE_ASSIGN_OR_RETURN(s.base_hold, r.Seconds("hold_s", s.base_hold, 0, 1e9));
-  SLUICE_ASSIGN_OR_RETURN(
-      s.propagation_hold_factor,
-      r.Double("propagation_hold_factor", s.propagation_hold_factor, 0, 1e6));
+  SLUICE_ASSIGN_OR_RETURN(s.propagation_hold_factor,
+                          r.Double("propagation_hold_factor", s.propagation_hold_factor, 0, 1e6));
   SLUICE_ASSIGN_OR_RETURN(s.burst_cv, r.Double("burst_cv", s.burst_cv, 1e-9, 1e6));
   SLUICE_ASSIGN_OR_RETURN(const int64_t reclaim,
                           r.Int("max_reclaim_per_step", s.max_reclaim_per_step, 1, 1 << 20));
