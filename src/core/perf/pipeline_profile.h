@@ -54,6 +54,16 @@ absl::StatusOr<PipelineModelInfo> FindPipelineModel(std::string_view name);
 // "<model>/s<index>of<count>", e.g. "llama-7b/s3of8".
 std::string StageModelName(std::string_view model, int index, int count);
 
+// Added (pipeexp): the parts of a StageModelName, so that a caller holding only a stage
+// function's model key (the CLI registering stage models for a loaded experiment) can rebuild
+// it. InvalidArgument when `name` is not "<model>/s<index>of<count>" with 0 <= index < count.
+struct StageModelRef {
+  std::string model;
+  int index = 0;
+  int count = 1;
+};
+absl::StatusOr<StageModelRef> ParseStageModelName(std::string_view name);
+
 // Splits `model` evenly into `stages` stages. InvalidArgument naming `field` (the caller's
 // YAML path, e.g. "functions[2].pipeline.stages") when stages < 1 or does not divide the model's
 // layers (the message says which counts do); NotFound for an unknown model.

@@ -79,6 +79,7 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   SLUICE_ASSIGN_OR_RETURN(LoadedExperiment loaded,
                           LoadExperimentWithProfiles(options.experiment, *perf));
   SimConfig& config = loaded.config;
+  SLUICE_RETURN_IF_ERROR(RegisterPipelineModels(config, *perf));  // QUART's stage models
   if (options.seed.has_value()) config.seed = *options.seed;
   SLUICE_RETURN_IF_ERROR(SelectPolicies(options.policies, config));
   SLUICE_ASSIGN_OR_RETURN(ExperimentOutput output,

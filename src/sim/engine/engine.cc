@@ -41,8 +41,10 @@ Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy,
       horizon_(start_ + config.horizon),
       cluster_(config.cluster),
       shares_(env_, perf, cluster_.gpu_count(), policy_->work_conserving(), *this),
-      host_cache_(cluster_.node_count()),
+      cpu_used_(cluster_.node_count(), 0),
       cluster_metrics_(start_, config.horizon) {
+  for (const core::NodeSpec& n : config.cluster.nodes)
+    host_cache_.emplace_back(n.host_memory);
   vertical_ = std::make_unique<VerticalDriver>(env_, *policy_, shares_, cluster_);
   if (log_ != nullptr) {
     vertical_->SetShareLog([this](int32_t id, core::GpuId gpu, double cap, std::string_view state) {
@@ -77,6 +79,7 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
     return common::InputError({file, 0}, "cluster", "has no GPUs");
   SLUICE_RETURN_IF_ERROR(InitPrices(config_file));
   workload_name_ = workload.name;
+  SLUICE_RETURN_IF_ERROR(CheckPipelines(config_file));
   fns_.resize(config_.functions.size());
   for (size_t i = 0; i < config_.functions.size(); ++i) {
     const FunctionConfig& fc = config_.functions[i];
@@ -85,9 +88,10 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
       if (name == fc.name)
         spec = &s;
     }
+    SLUICE_RETURN_IF_ERROR(CheckStage(i, *spec, config_file));
     SLUICE_RETURN_IF_ERROR(InitFunction(i, *spec, config_file));
   }
-  return absl::OkStatus();
+  return InitPipelines(config_file);
 }
 
 // Price per second of each GPU, from its node's price per hour.
@@ -295,6 +299,8 @@ RunResult Engine::Collect() {
     result.functions.push_back(std::move(r));
   }
   result.cost_per_1k_requests_usd = PerThousand(result.cost_usd, requests);
+  for (size_t p = 0; p < pipes_.size(); ++p)
+    result.pipelines.push_back(SummarizePipeline(static_cast<int>(p)));
   cluster_metrics_.Finish(result);
   result.events = static_cast<int64_t>(env_.events_run());
   return result;

@@ -14,20 +14,25 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
 #include "common/sim_env.h"
+#include "core/net/flow_network.h"
+#include "core/net/topology.h"
 #include "core/perf/perf_model.h"
 #include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
 #include "core/resource/fragmentation.h"
 #include "sim/engine/gateway.h"
 #include "sim/engine/gpu_share.h"
+#include "sim/engine/host_cache.h"
 #include "sim/engine/instance.h"
 #include "sim/engine/metrics.h"
+#include "sim/engine/pipeline_stats.h"
 #include "sim/engine/sim_config.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/vertical_driver.h"
@@ -53,6 +58,8 @@ class Engine : public GpuShareModel::Listener {
   // Introspection for tests.
   const std::vector<std::unique_ptr<Instance>>& instances() const { return instances_; }
   const core::ClusterState& cluster() const { return cluster_; }
+  const HostCache& host_cache(int node) const { return host_cache_[node]; }
+  int cpu_cores_used(int node) const { return cpu_used_[node]; }
   int64_t vertical_ticks() const { return vertical_->ticks(); }
 
  private:
@@ -84,7 +91,10 @@ class Engine : public GpuShareModel::Listener {
     common::Env::TimerId wakeup = 0;
     FunctionMetrics metrics;
     Training training;
+    std::unique_ptr<StageState> stage;  // pipeline stages only
     bool is_training() const { return config->training.has_value(); }
+    // Scaled by its pipeline's PipelineScaler rather than its own scaler.
+    bool pipeline_scaled = false;
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -111,6 +121,36 @@ class Engine : public GpuShareModel::Listener {
   void OnWorkDone(int32_t instance) override;
   void FlushHeld(int fn);
   void DropUnservable(int fn);
+  // Requests waiting at a pipeline stage changed by `delta` (no-op for other functions).
+  void Waiting(int fn, double delta);
+
+  // Pipelines (pipeline.cc): validation, stage chaining and activation transfers, results.
+  absl::Status CheckPipelines(std::string_view file) const;
+  absl::Status CheckStage(size_t index, const WorkloadSpec& spec, std::string_view file) const;
+  absl::Status InitPipelines(std::string_view file);
+  absl::Status InitNetwork(std::string_view file);
+  int32_t NewPipeRequest(absl::Time origin);
+  void OnStageArrival(int fn);
+  // Hands `inst` the request: at once, or after the activation transfer into a pipeline stage.
+  void Deliver(Instance& inst, const Request& r);
+  void ArriveAtStage(int32_t pipe_request);
+  void OnFlowsDone(const std::vector<core::net::FlowId>& done);
+  void ScheduleNet();
+  core::net::Path PathBetween(const Instance& from, const Instance& to) const;
+  // A request finished stage `fn` on instance `from`: on to the next stage, or done.
+  void StageDone(int fn, const Request& r, int32_t from);
+  PipelineResult SummarizePipeline(int p);
+
+  // Pipeline scaling and CPU workers (pipeline_scaling.cc).
+  void SamplePipelines(const std::vector<double>& rps);
+  core::PipelineStageSample StageSample(int fn, double rps);
+  void DecidePipeline(int p);
+  void SchedulePipelineWakeup(int p);
+  void ApplyStageDecision(int fn, const core::PipelineStageDecision& d);
+  absl::Status StartCpuWorker(int fn);
+  void StartCpuBatch(Instance& inst);
+  int FreeCpuCores() const;
+  std::vector<core::NodeId> CachedOn(const Function& f) const;
 
   // Lifecycle and scaling (lifecycle.cc).
   absl::Status PlaceInstance(int fn, bool initial);
@@ -127,6 +167,7 @@ class Engine : public GpuShareModel::Listener {
   absl::Duration ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
                                bool* host_cache_hit) const;
   void BecomeWarm(int32_t id);
+  void CacheParams(const Instance& inst);
   void Drain(int32_t id);
   void Retire(int32_t id);
   void ReleaseResources(Instance& inst);
@@ -173,7 +214,16 @@ class Engine : public GpuShareModel::Listener {
   std::vector<Function> fns_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<int32_t> gateway_positions_;  // shared by every function's Gateway
-  std::vector<absl::flat_hash_set<const core::ModelEntry*>> host_cache_;  // per node
+  std::vector<HostCache> host_cache_;  // per node: model parameters in host memory (LRU)
+  std::vector<int> cpu_used_;          // per node: cores held by CPU workers
+  std::vector<PipelineState> pipes_;
+  std::vector<PipeRequest> pipe_reqs_;
+  std::vector<int32_t> free_pipe_reqs_;
+  std::optional<core::net::Topology> topology_;  // pipelines only
+  std::unique_ptr<core::net::FlowNetwork> net_;
+  std::vector<core::net::GpuLoc> gpu_loc_;       // per GPU
+  common::Env::TimerId net_timer_ = 0;
+  absl::flat_hash_map<core::net::FlowId, int32_t> flow_req_;  // flow -> pipe request
   ClusterMetrics cluster_metrics_;
   core::TargetWorkload fgd_workload_;
   double allocated_share_ = 0;

@@ -8,6 +8,10 @@
 // does not distort them; the Time column shows the wall clock.
 // BM_EngineGrowth: the same density at 100 / 1,000 / 10,000 nodes (instances and load scale with
 //   the cluster) and reports simulated seconds per wall-second.
+// BM_EnginePipeline (issue 11): 100 nodes x 4 GPUs, 40 pipelines of 4 stages (the built-in models,
+//   8 instances per stage under MPS-r, 4 MB of activations per hop crossing the flow network),
+//   Poisson load at ~half the first stage's capacity, 20 s.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -100,6 +104,67 @@ BENCHMARK(BM_EngineEventsPerSecond)->Arg(20)->Unit(benchmark::kMillisecond)->Ite
 void BM_EngineGrowth(benchmark::State& state) {
   RunBench(state, static_cast<int>(state.range(0)), absl::Seconds(2));
 }
+// 40 pipelines x 4 stages x 8 instances on 100 x 4 GPUs (0.8 per GPU, as above).
+SimConfig PipelineBenchConfig(absl::Duration horizon) {
+  SimConfig c;
+  c.experiment = "engine-bench-pipeline";
+  core::NodeSpec n;
+  n.gpu_count = 4;
+  c.cluster = core::ClusterSpec::Uniform(100, n);
+  c.horizon = horizon;
+  c.drain_timeout = absl::Seconds(30);
+  const char* models[] = {"resnet152", "vgg19", "bert-base", "roberta-large"};
+  for (int p = 0; p < 40; ++p) {
+    PipelineConfig pc;
+    pc.name = absl::StrCat("p", p);
+    pc.slo = absl::Seconds(1);
+    double rps = 1e9;
+    for (int i = 0; i < 4; ++i) {
+      FunctionConfig f;
+      f.name = absl::StrCat(pc.name, "/s", i);
+      f.model = models[(p + i) % 4];
+      f.quota = core::SmQuota{0.3, 0.6};
+      f.memory = core::Bytes::GiB(4);
+      f.slo = absl::Milliseconds(200);
+      f.max_batch = 4;
+      f.max_queue_delay = absl::Milliseconds(5);
+      f.initial_instances = f.min_instances = f.max_instances = 8;
+      PipelineStageConfig st{pc.name, i, 4, core::Bytes(i < 3 ? 4'000'000 : 0), {}};
+      f.stage = st;
+      const core::ModelEntry* e = *Perf().Find(f.model);
+      rps = std::min(rps, 8 * 4 / absl::ToDoubleSeconds(e->latency->BatchLatency(4, 0.3)));
+      pc.stages.push_back(f.name);
+      c.functions.push_back(std::move(f));
+    }
+    c.functions[c.functions.size() - 4].workload.kind = WorkloadKind::kPoisson;
+    c.functions[c.functions.size() - 4].workload.rate_rps = 0.5 * rps;
+    c.pipelines.push_back(std::move(pc));
+  }
+  return c;
+}
+
+void BM_EnginePipeline(benchmark::State& state) {
+  const absl::Duration horizon = absl::Seconds(state.range(0));
+  const SimConfig c = PipelineBenchConfig(horizon);
+  int64_t events = 0;
+  for (auto _ : state) {
+    auto r = RunSimulation(c, PolicyConfig{"mps-r", "", {}}, WorkloadVariant{}, Perf(), "bench");
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    events += r->events;
+    state.counters["e2e_p99_ms"] = r->pipelines[0].p99_ms;
+  }
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["sim_s_per_wall_s"] = benchmark::Counter(
+      absl::ToDoubleSeconds(horizon) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["events"] = static_cast<double>(events) / state.iterations();
+  state.counters["peak_rss_mib"] = PeakRssMiB();
+}
+BENCHMARK(BM_EnginePipeline)->Arg(20)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 BENCHMARK(BM_EngineGrowth)
     ->Arg(100)
     ->Arg(1000)

@@ -1,4 +1,5 @@
-// Instance: one deployed copy of a function (a serving replica, or a training job's workers) as
+// Instance: one deployed copy of a function (a serving replica, a training job's workers, or a
+// pipeline stage's CPU worker, which holds no GPU) as
 // the simulator sees it: lifecycle state, the GPUs it holds, its queue of dispatched requests and
 // the batch it executes. Owned by the engine (engine.h); not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_INSTANCE_H_
@@ -28,7 +29,8 @@ namespace sluice::sim {
 //                                                                  before it became warm)
 //   kWarm     serving: receives dispatched requests and executes batches / iterations.
 //                                                               -> kDraining
-//   kDraining receives nothing new; finishes its queue and the batch in progress.
+//   kDraining receives nothing new; finishes its queue, the batch in progress and requests
+//             whose activations were already in transfer to it.
 //                                                               -> kGone
 //   kGone     resources released (terminal).
 enum class InstanceState : uint8_t { kCold, kLoading, kWarm, kDraining, kGone };
@@ -37,10 +39,14 @@ bool IsLegalTransition(InstanceState from, InstanceState to);
 absl::string_view StateName(InstanceState s);
 
 // One request as the engine tracks it. Token counts are 0 unless the workload carries them.
+// `arrival` is the arrival at this function (for a pipeline stage after the first: the previous
+// stage's completion plus the activation transfer time, so time held at the stage's gateway counts
+// as time at the stage). `pipe` indexes the engine's pipeline-request table (-1: no pipeline).
 struct Request {
   absl::Time arrival;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;
+  int32_t pipe = -1;
 };
 
 // A batch in execution; up to 4 requests are stored inline (one allocation less per instance).
@@ -96,8 +102,14 @@ class Instance {
   bool deployed() const {
     return state_ == InstanceState::kLoading || state_ == InstanceState::kWarm;
   }
-  // Requests dispatched here and not yet completed (waiting + executing).
-  int64_t outstanding() const { return static_cast<int64_t>(queue.size() + batch.size()); }
+  // Requests dispatched here and not yet completed (in transfer to it + waiting + executing).
+  int64_t outstanding() const {
+    return static_cast<int64_t>(queue.size() + batch.size()) + inbound;
+  }
+  // Nothing dispatched here is left (a draining instance may then retire).
+  bool idle() const { return !executing_ && queue.empty() && inbound == 0; }
+  // A CPU worker of a pipeline stage (no GPUs; `cpu_node`, `cpu_cores`).
+  bool is_cpu() const { return gpus_.empty(); }
   bool executing() const { return executing_; }
   void set_executing(bool e) { executing_ = e; }
 
@@ -115,6 +127,11 @@ class Instance {
   // largest batch it forms.
   core::SmQuota quota;
   int max_batch = 1;
+  // Pipeline stages: requests dispatched here whose activations are still in transfer.
+  int64_t inbound = 0;
+  // CPU workers: the node whose cores it occupies, and how many.
+  int cpu_node = -1;
+  int cpu_cores = 0;
 
  private:
   common::InstanceId id_;

@@ -81,6 +81,11 @@ absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::Inst
   d.memory_per_gpu = fc.memory;
   d.quota = f.quota;
   d.same_node = fc.training ? fc.training->same_node : false;
+  if (f.stage != nullptr) {
+    d.pipeline_stage = f.stage->index;
+    d.key_stage = f.stage->key;
+    d.cached_on = CachedOn(f);
+  }
   SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, policy_->placement().Place(d, cluster_));
   std::vector<core::GpuId> sorted = gpus;
   std::sort(sorted.begin(), sorted.end());
@@ -134,6 +139,10 @@ void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpu
                       f.model->info.kind == core::FunctionKind::kLlmInference);
   f.deployed.push_back(id);
   inst.placed_at = env_.Now();
+  if (f.stage != nullptr) {
+    f.stage->gpu_replicas.Add(inst.placed_at, 1);
+    f.stage->servers.Add(inst.placed_at, 1);
+  }
   Log(fn, "place inst=", id, " gpus=", GpuList(gpus));
   inst.TransitionTo(InstanceState::kLoading);
   if (initial) {
@@ -142,6 +151,9 @@ void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpu
   }
   bool hit = false;
   const absl::Duration cold = ColdStartTime(f, gpus, &hit);
+  for (core::GpuId g : gpus) {  // a hit makes the cached copy the most recently used
+    host_cache_[cluster_.gpu(g).node.value()].Touch(f.model);
+  }
   f.metrics.OnColdStart();
   Log(fn, "cold_start inst=", id, absl::StrFormat(" load_s=%.6f", absl::ToDoubleSeconds(cold)),
       " source=", hit ? "host_cache" : "storage");
@@ -153,8 +165,9 @@ void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpu
 
 // Each node loads its share of the parameters (model shards: param_bytes x shards on the node /
 // shards; data-parallel training workers: a full copy each) at its storage bandwidth, or at PCIe
-// bandwidth when host_cache is on and the model was loaded on that node before. Nodes load in
-// parallel; the cold start ends with the slowest. Concurrent loads do not contend.
+// bandwidth when host_cache is on and the node's host cache (an LRU bounded by its host memory,
+// HostCache) still holds the model. Nodes load in parallel; the cold start ends with the slowest.
+// Concurrent loads do not contend.
 absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::GpuId>& gpus,
                                      bool* host_cache_hit) const {
   std::map<int64_t, int> per_node;
@@ -166,7 +179,7 @@ absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::
   bool all_hit = true;
   for (const auto& [node, count] : per_node) {
     const core::NodeSpec& spec = cluster_.spec().nodes[node];
-    const bool hit = config_.cold_start.host_cache && host_cache_[node].contains(f.model);
+    const bool hit = config_.cold_start.host_cache && host_cache_[node].Contains(f.model);
     all_hit = all_hit && hit;
     const double bytes = training ? params * count : params * count / gpus.size();
     const core::Bandwidth bw = hit ? spec.pcie_bandwidth : spec.storage_bandwidth;
@@ -182,8 +195,7 @@ void Engine::BecomeWarm(int32_t id) {
   Function& f = fns_[fn];
   inst.TransitionTo(InstanceState::kWarm);
   inst.warm_at = env_.Now();
-  for (core::GpuId g : inst.gpus())
-    host_cache_[cluster_.gpu(g).node.value()].insert(f.model);
+  CacheParams(inst);
   Log(fn, "warm inst=", id);
   if (f.is_training()) {
     StartIteration(inst);
@@ -193,12 +205,35 @@ void Engine::BecomeWarm(int32_t id) {
   FlushHeld(fn);
 }
 
+// The parameters a warm instance loaded stay in its nodes' host caches (each node keeps the part
+// it loaded: param_bytes x its GPUs / all GPUs; training: a full copy per GPU; a CPU worker: all).
+void Engine::CacheParams(const Instance& inst) {
+  const Function& f = fns_[inst.function()];
+  const double params = static_cast<double>(f.model->info.param_bytes.count());
+  std::map<int64_t, int> per_node;
+  for (core::GpuId g : inst.gpus())
+    ++per_node[cluster_.gpu(g).node.value()];
+  if (inst.is_cpu())
+    per_node[inst.cpu_node] = 1;
+  const double parts = inst.is_cpu() ? 1.0 : static_cast<double>(inst.gpus().size());
+  for (const auto& [node, count] : per_node) {
+    const double bytes = f.is_training() ? params * count : params * count / parts;
+    for (HostCache::Key k : host_cache_[node].Insert(f.model, core::Bytes(std::llround(bytes)))) {
+      Log(inst.function(), "cache_evict node=", node, " model=",
+          static_cast<const core::ModelEntry*>(k)->info.name);
+    }
+  }
+}
+
 void Engine::Drain(int32_t id) {
   Instance& inst = *instances_[id];
   Function& f = fns_[inst.function()];
-  auto it = std::find(f.deployed.begin(), f.deployed.end(), id);
-  SLUICE_CHECK(it != f.deployed.end());
-  f.deployed.erase(it);
+  std::vector<int32_t>& list = inst.is_cpu() ? f.stage->cpu_workers : f.deployed;
+  auto it = std::find(list.begin(), list.end(), id);
+  SLUICE_CHECK(it != list.end());
+  list.erase(it);
+  if (f.stage != nullptr)
+    (inst.is_cpu() ? f.stage->cpu_deployed : f.stage->gpu_replicas).Add(env_.Now(), -1);
   if (inst.state() == InstanceState::kLoading) {
     env_.Cancel(inst.load_timer);
     inst.load_timer = 0;
@@ -207,7 +242,7 @@ void Engine::Drain(int32_t id) {
   }
   inst.TransitionTo(InstanceState::kDraining);
   Log(inst.function(), "drain inst=", id, " outstanding=", inst.outstanding());
-  if (!inst.executing() && inst.queue.empty()) {
+  if (inst.idle()) {
     Retire(id);
   } else {
     MaybeStartBatch(inst);
@@ -226,6 +261,12 @@ void Engine::Retire(int32_t id) {
 
 void Engine::ReleaseResources(Instance& inst) {
   const int32_t id = static_cast<int32_t>(inst.id().value());
+  if (StageState* st = fns_[inst.function()].stage.get(); st != nullptr)
+    st->servers.Add(env_.Now(), -1);
+  if (inst.is_cpu()) {
+    cpu_used_[inst.cpu_node] -= inst.cpu_cores;
+    return;
+  }
   shares_.Detach(id);
   for (core::GpuId g : inst.gpus())
     vertical_->OnDetached(g, id);
@@ -247,7 +288,7 @@ void Engine::Sample() {
     Function& f = fns_[i];
     rps[i] = static_cast<double>(f.interval_arrivals) / interval_s;
     f.interval_arrivals = 0;
-    if (f.is_training() || after_horizon_)
+    if (f.is_training() || after_horizon_ || f.pipeline_scaled)
       continue;
     core::LoadSample s;
     s.at = now;
@@ -265,6 +306,7 @@ void Engine::Sample() {
     Reconcile(static_cast<int>(i));
     ScheduleWakeup(static_cast<int>(i));
   }
+  SamplePipelines(rps);
   double cost = 0;
   for (size_t i = 0; i < fns_.size(); ++i) {
     counts[i] = static_cast<int>(fns_[i].deployed.size());
@@ -333,6 +375,11 @@ void Engine::OnHorizon() {
       env_.Cancel(f.wakeup);
     f.wakeup = 0;
     DropUnservable(static_cast<int>(i));
+  }
+  for (PipelineState& ps : pipes_) {
+    if (ps.wakeup != 0)
+      env_.Cancel(ps.wakeup);
+    ps.wakeup = 0;
   }
 }
 

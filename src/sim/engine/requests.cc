@@ -26,7 +26,12 @@ void Engine::OnArrival(int fn, const Arrival& a) {
   Function& f = fns_[fn];
   f.metrics.OnArrival();
   ++f.interval_arrivals;
-  Dispatch(fn, Request{a.at, a.prompt_tokens, a.output_tokens});
+  Request r{a.at, a.prompt_tokens, a.output_tokens};
+  if (f.stage != nullptr) {  // a pipeline's first stage
+    r.pipe = NewPipeRequest(a.at);
+    OnStageArrival(fn);
+  }
+  Dispatch(fn, r);
 }
 
 void Engine::Dispatch(int fn, const Request& r) {
@@ -34,16 +39,18 @@ void Engine::Dispatch(int fn, const Request& r) {
   const std::optional<int32_t> target = f.gateway.LeastLoaded();
   if (!target) {
     f.gateway.held.push_back(r);
+    Waiting(fn, +1);
     return;
   }
   Instance& inst = *instances_[*target];
-  Enqueue(inst, r);
+  Deliver(inst, r);
   MaybeStartBatch(inst);
 }
 
 void Engine::Enqueue(Instance& inst, const Request& r) {
   const int64_t old = inst.outstanding();
   inst.queue.push_back(r);
+  Waiting(inst.function(), +1);
   if (inst.state() == InstanceState::kWarm) {
     fns_[inst.function()].gateway.UpdateLoad(static_cast<int32_t>(inst.id().value()), old, old + 1);
   }
@@ -56,8 +63,10 @@ void Engine::FlushHeld(int fn) {
   std::vector<int32_t> touched;
   while (!f.gateway.held.empty()) {
     const int32_t id = *f.gateway.LeastLoaded();
-    Enqueue(*instances_[id], f.gateway.held.front());
+    const Request r = f.gateway.held.front();
     f.gateway.held.pop_front();
+    Waiting(fn, -1);
+    Deliver(*instances_[id], r);
     touched.push_back(id);
   }
   std::sort(touched.begin(), touched.end());
@@ -99,6 +108,16 @@ void Engine::StartBatch(Instance& inst, int64_t size) {
   inst.queue.PopFront(static_cast<size_t>(size), inst.batch);
   inst.set_executing(true);
   const int32_t id = static_cast<int32_t>(inst.id().value());
+  if (StageState* st = fns_[inst.function()].stage.get(); st != nullptr) {
+    const absl::Time now = env_.Now();
+    st->waiting.Add(now, -static_cast<double>(size));
+    st->busy.Add(now, 1);
+  }
+  if (inst.is_cpu()) {
+    StartCpuBatch(inst);
+    Log(inst.function(), "batch_start inst=", id, " size=", size);
+    return;
+  }
   shares_.Start(id, MakeBatchWork(fns_[inst.function()], inst));
   for (core::GpuId g : inst.gpus())
     vertical_->OnWorkStarted(g);
@@ -147,24 +166,42 @@ void Engine::FinishBatch(Instance& inst) {
   for (const Request& r : inst.batch)
     f.metrics.OnCompletion(now - r.arrival);
   const int64_t n = static_cast<int64_t>(inst.batch.size());
-  inst.batch.clear();
   const int32_t id = static_cast<int32_t>(inst.id().value());
+  if (f.stage == nullptr) {
+    inst.batch.clear();
+  } else {
+    // Hand-offs may complete transfers into this very instance and start its next batch.
+    RequestBatch done;
+    done.swap(inst.batch);
+    f.stage->busy.Add(now, -1);
+    if (inst.state() == InstanceState::kWarm)
+      f.gateway.UpdateLoad(id, old, old - n);
+    Log(inst.function(), "batch_done inst=", id, " size=", n);
+    for (const Request& r : done)
+      StageDone(inst.function(), r, id);
+    MaybeStartBatch(inst);
+    if (inst.state() == InstanceState::kDraining && inst.idle())
+      Retire(id);
+    return;
+  }
   if (inst.state() == InstanceState::kWarm)
     f.gateway.UpdateLoad(id, old, old - n);
   Log(inst.function(), "batch_done inst=", id, " size=", n);
   MaybeStartBatch(inst);
-  if (inst.state() == InstanceState::kDraining && !inst.executing() && inst.queue.empty()) {
+  if (inst.state() == InstanceState::kDraining && inst.idle())
     Retire(id);
-  }
 }
 
 void Engine::DropUnservable(int fn) {
   Function& f = fns_[fn];
   if (!f.deployed.empty() || f.gateway.held.empty())
     return;
+  if (f.stage != nullptr && !f.stage->cpu_workers.empty())
+    return;
   const int64_t n = static_cast<int64_t>(f.gateway.held.size());
   f.metrics.OnDrop(n);
   f.gateway.held.clear();
+  Waiting(fn, -static_cast<double>(n));
   Log(fn, "drop n=", n, " reason=no_instance");
 }
 

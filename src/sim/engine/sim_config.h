@@ -88,6 +88,10 @@ struct FunctionConfig {
 struct ColdStartConfig {
   absl::Duration container_start = absl::Seconds(2);
   bool host_cache = true;               // parameters stay in host memory after the first load
+  // Added (issue 11): a pipeline stage's CPU worker starts after this, plus reading the stage's
+  // parameters from storage when its node's host cache does not hold them (0 by default: QUART's
+  // CPU compensator gives a running stage more cores; the worker maps the cached parameters).
+  absl::Duration cpu_worker_start = absl::ZeroDuration();
 };
 
 // A named variant of the workloads (runs = workload variants x policies).

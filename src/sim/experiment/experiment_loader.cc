@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "core/perf/pipeline_profile.h"
 #include "core/registry/policy_registry.h"
 #include "sim/experiment/loader_internal.h"
 #include "sim/experiment/slo_sweep.h"
@@ -106,16 +107,27 @@ absl::Status ParseFunctions(const StrictMap& top, const LoadContext& ctx, Loaded
   }
   std::vector<FunctionConfig>& functions = out.config.functions;
   int i = 0;
+  std::vector<std::string> names;  // functions and pipelines share one namespace
   for (const YAML::Node& item : list) {
-    SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
-    for (const FunctionConfig& g : functions) {
-      if (g.name == f.config.name) {
-        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
-                         absl::StrCat("duplicate function name '", f.config.name, "'"));
-      }
+    const bool pipeline = item.IsMap() && item["pipeline"];
+    std::string name;
+    if (pipeline) {
+      SLUICE_ASSIGN_OR_RETURN(internal::ParsedPipeline p,
+                              internal::ParsePipelineFunction(item, i, ctx));
+      name = p.pipeline.name;
+      for (FunctionConfig& s : p.stages) functions.push_back(std::move(s));
+      out.config.pipelines.push_back(std::move(p.pipeline));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
+      name = f.config.name;
+      if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
+      functions.push_back(std::move(f.config));
     }
-    if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
-    functions.push_back(std::move(f.config));
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
+                       absl::StrCat("duplicate function name '", name, "'"));
+    }
+    names.push_back(name);
     ++i;
   }
   return absl::OkStatus();
@@ -142,15 +154,18 @@ absl::StatusOr<WorkloadVariant> ParseVariant(const YAML::Node& node, const std::
     const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
     const std::string ffield = JoinField(m.FieldOf("functions"), name);
     const FunctionConfig* f = FindFunction(functions, name);
+    // A pipeline's workload is its first stage's.
+    const FunctionConfig* first = FindFunction(functions, absl::StrCat(name, "/s0"));
+    if (f == nullptr && first != nullptr && first->stage.has_value()) f = first;
     if (f == nullptr) return YamlError(ctx.file, kv.first, ffield, "no such function");
     if (f->kind == core::FunctionKind::kTraining) {
       return YamlError(ctx.file, kv.first, ffield, "a training function has no workload");
     }
     for (const auto& [prev, spec] : v.overrides) {
-      if (prev == name) return YamlError(ctx.file, kv.first, ffield, "duplicate field");
+      if (prev == f->name) return YamlError(ctx.file, kv.first, ffield, "duplicate field");
     }
     SLUICE_ASSIGN_OR_RETURN(WorkloadSpec spec, internal::ParseWorkload(kv.second, ffield, ctx));
-    v.overrides.emplace_back(name, std::move(spec));
+    v.overrides.emplace_back(f->name, std::move(spec));
   }
   return v;
 }
@@ -244,7 +259,7 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
                         {"experiment", "kind", "description", "seed", "horizon_s",
                          "sample_interval_s", "drain_timeout_s", "report_theory_mm1", "cluster",
                          "cold_start", "profiler", "functions", "policies", "workloads",
-                         "slo_sweep"}));
+                         "slo_sweep", "network"}));
   LoadedExperiment out;
   SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));
@@ -257,6 +272,7 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   const LoadContext ctx{path, base_dir.empty() ? "." : base_dir, perf, c.cluster, profiler};
   SLUICE_RETURN_IF_ERROR(ParseFunctions(top, ctx, out));
+  SLUICE_ASSIGN_OR_RETURN(c.network, internal::ParseNetwork(top));
   SLUICE_RETURN_IF_ERROR(internal::ApplySloSweep(top, perf, c));
   SLUICE_ASSIGN_OR_RETURN(c.policies, ParsePolicies(top));
   SLUICE_ASSIGN_OR_RETURN(c.workloads, ParseVariants(top, c.functions, ctx));
@@ -298,6 +314,15 @@ absl::StatusOr<LoadedExperiment> LoadExperimentWithProfiles(const std::string& p
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::PerfModel& perf) {
   SLUICE_ASSIGN_OR_RETURN(LoadedExperiment e, LoadExperimentWithProfiles(path, perf));
   return std::move(e.config);
+}
+
+absl::Status RegisterPipelineModels(const SimConfig& config, core::PerfModel& perf) {
+  for (const FunctionConfig& f : config.functions) {
+    if (!f.stage.has_value() || perf.Find(f.model).ok()) continue;
+    SLUICE_ASSIGN_OR_RETURN(const core::StageModelRef ref, core::ParseStageModelName(f.model));
+    SLUICE_RETURN_IF_ERROR(core::AddPipelineStages(perf, ref.model, ref.count, f.name));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path) {

@@ -43,6 +43,11 @@ absl::StatusOr<LoadedExperiment> LoadExperimentWithProfiles(const std::string& p
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path, const core::PerfModel& perf);
 absl::StatusOr<SimConfig> LoadExperiment(const std::string& path);
 
+// Adds to `perf` the stage models (core::AddPipelineStages) that `config`'s pipeline stage
+// functions name and `perf` lacks. The loader does not need them (it takes stage sizes from
+// core/perf/pipeline_profile.h); the engine does: call this before RunExperiment.
+[[nodiscard]] absl::Status RegisterPipelineModels(const SimConfig& config, core::PerfModel& perf);
+
 }  // namespace sluice::sim
 
 #endif  // SLUICE_SIM_EXPERIMENT_EXPERIMENT_LOADER_H_

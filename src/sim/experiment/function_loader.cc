@@ -47,40 +47,7 @@ absl::Status RejectKeys(const StrictMap& m, std::initializer_list<absl::string_v
   return absl::OkStatus();
 }
 
-absl::Status ParseBatching(const StrictMap& f, FunctionConfig& fc) {
-  if (!f.Has("batching")) return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("batching"), f.file(),
-                                                         f.FieldOf("batching"),
-                                                         {"max_batch", "max_queue_delay_ms"}));
-  SLUICE_ASSIGN_OR_RETURN(int64_t batch, m.Int("max_batch", Range::kPositive, 1));
-  if (batch > 4096) return m.ErrorAt("max_batch", "must be <= 4096");
-  fc.max_batch = static_cast<int>(batch);
-  SLUICE_ASSIGN_OR_RETURN(double delay, m.Double("max_queue_delay_ms", Range::kNonNegative, 0.0));
-  fc.max_queue_delay = absl::Milliseconds(delay);
-  return absl::OkStatus();
-}
 
-absl::Status ParseInstances(const StrictMap& f, FunctionConfig& fc) {
-  if (!f.Has("instances")) return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("instances"), f.file(),
-                                                         f.FieldOf("instances"),
-                                                         {"min", "max", "initial"}));
-  constexpr int64_t kMax = 1 << 20;
-  SLUICE_ASSIGN_OR_RETURN(int64_t min, m.Int("min", Range::kNonNegative, fc.min_instances));
-  SLUICE_ASSIGN_OR_RETURN(int64_t max, m.Int("max", Range::kPositive, kMax));
-  SLUICE_ASSIGN_OR_RETURN(int64_t initial, m.Int("initial", Range::kNonNegative,
-                                                 std::clamp<int64_t>(1, min, max)));
-  if (max > kMax) return m.ErrorAt("max", absl::StrCat("must be <= ", kMax));
-  if (min > max) return m.ErrorAt("min", absl::StrCat("min (", min, ") > max (", max, ")"));
-  if (initial < min || initial > max) {
-    return m.ErrorAt("initial",
-                     absl::StrCat("must be in [min, max] = [", min, ", ", max, "], got ", initial));
-  }
-  fc.min_instances = static_cast<int>(min);
-  fc.max_instances = static_cast<int>(max);
-  fc.initial_instances = static_cast<int>(initial);
-  return absl::OkStatus();
-}
 
 absl::Status ParseService(const StrictMap& f, FunctionConfig& fc) {
   if (!f.Has("service")) return absl::OkStatus();
@@ -210,6 +177,41 @@ absl::Status ParseResources(const StrictMap& f, const core::ModelInfo& model,
 }
 
 }  // namespace
+
+absl::Status ParseInstances(const StrictMap& f, FunctionConfig& fc) {
+  if (!f.Has("instances")) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("instances"), f.file(),
+                                                         f.FieldOf("instances"),
+                                                         {"min", "max", "initial"}));
+  constexpr int64_t kMax = 1 << 20;
+  SLUICE_ASSIGN_OR_RETURN(int64_t min, m.Int("min", Range::kNonNegative, fc.min_instances));
+  SLUICE_ASSIGN_OR_RETURN(int64_t max, m.Int("max", Range::kPositive, kMax));
+  SLUICE_ASSIGN_OR_RETURN(int64_t initial, m.Int("initial", Range::kNonNegative,
+                                                 std::clamp<int64_t>(1, min, max)));
+  if (max > kMax) return m.ErrorAt("max", absl::StrCat("must be <= ", kMax));
+  if (min > max) return m.ErrorAt("min", absl::StrCat("min (", min, ") > max (", max, ")"));
+  if (initial < min || initial > max) {
+    return m.ErrorAt("initial",
+                     absl::StrCat("must be in [min, max] = [", min, ", ", max, "], got ", initial));
+  }
+  fc.min_instances = static_cast<int>(min);
+  fc.max_instances = static_cast<int>(max);
+  fc.initial_instances = static_cast<int>(initial);
+  return absl::OkStatus();
+}
+
+absl::Status ParseBatching(const StrictMap& f, FunctionConfig& fc) {
+  if (!f.Has("batching")) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(f.Get("batching"), f.file(),
+                                                         f.FieldOf("batching"),
+                                                         {"max_batch", "max_queue_delay_ms"}));
+  SLUICE_ASSIGN_OR_RETURN(int64_t batch, m.Int("max_batch", Range::kPositive, 1));
+  if (batch > 4096) return m.ErrorAt("max_batch", "must be <= 4096");
+  fc.max_batch = static_cast<int>(batch);
+  SLUICE_ASSIGN_OR_RETURN(double delay, m.Double("max_queue_delay_ms", Range::kNonNegative, 0.0));
+  fc.max_queue_delay = absl::Milliseconds(delay);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& node, absl::string_view field,
                                            const LoadContext& ctx) {

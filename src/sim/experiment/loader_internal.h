@@ -62,6 +62,26 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& node, absl::string_
 // The optional top-level `profiler:` block (README.md); absent = the paper's defaults.
 absl::StatusOr<core::Profiler> ParseProfiler(const StrictMap& top);
 
+// Sections shared by plain functions and pipeline functions (pipeline_loader.cc): `batching:`,
+// `instances:` and an explicit `quota: {request, limit, time_quota}` of the map `f`.
+[[nodiscard]] absl::Status ParseBatching(const StrictMap& f, FunctionConfig& fc);
+[[nodiscard]] absl::Status ParseInstances(const StrictMap& f, FunctionConfig& fc);
+[[nodiscard]] absl::Status ParseExplicitQuota(const StrictMap& f, FunctionConfig& fc);
+
+// A `functions[index]` entry with `pipeline:` (pipeline_loader.cc): the stage functions
+// "<name>/s<i>" in order and the PipelineConfig. The stage models need not be in ctx.perf
+// (RegisterPipelineModels adds them before a run).
+struct ParsedPipeline {
+  std::vector<FunctionConfig> stages;
+  PipelineConfig pipeline;
+};
+absl::StatusOr<ParsedPipeline> ParsePipelineFunction(const YAML::Node& node, int index,
+                                                     const LoadContext& ctx);
+
+// The optional top-level `network:` block: `preset` (core::net::NetPreset) and any field
+// core::net::SetNetSpecField knows, validated by core::net::ValidateNetSpec.
+absl::StatusOr<std::optional<core::net::ClusterNetSpec>> ParseNetwork(const StrictMap& top);
+
 // The function's SM quota: `quota: {request, limit}` as given, or (no `quota:`, or
 // `quota: profile`) Dilu's profiler on the perf model, which also sets max_batch (unless
 // `batching.max_batch` was given: then the search keeps that batch) and capacity_rps (unless

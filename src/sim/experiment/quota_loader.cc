@@ -53,6 +53,17 @@ absl::StatusOr<core::ProfilerConfig> ReadProfilerConfig(const StrictMap& m) {
   return c;
 }
 
+// True when the function sets `batching.max_batch` itself (the section was parsed already).
+bool HasExplicitBatch(const StrictMap& f) {
+  if (!f.Has("batching"))
+    return false;
+  absl::StatusOr<StrictMap> b = StrictMap::Create(
+      f.Get("batching"), f.file(), f.FieldOf("batching"), {"max_batch", "max_queue_delay_ms"});
+  return b.ok() && b->Has("max_batch");
+}
+
+}  // namespace
+
 absl::Status ParseExplicitQuota(const StrictMap& f, FunctionConfig& fc) {
   SLUICE_ASSIGN_OR_RETURN(StrictMap m,
                           StrictMap::Create(f.Get("quota"), f.file(), f.FieldOf("quota"),
@@ -66,17 +77,6 @@ absl::Status ParseExplicitQuota(const StrictMap& f, FunctionConfig& fc) {
   }
   return absl::OkStatus();
 }
-
-// True when the function sets `batching.max_batch` itself (the section was parsed already).
-bool HasExplicitBatch(const StrictMap& f) {
-  if (!f.Has("batching"))
-    return false;
-  absl::StatusOr<StrictMap> b = StrictMap::Create(
-      f.Get("batching"), f.file(), f.FieldOf("batching"), {"max_batch", "max_queue_delay_ms"});
-  return b.ok() && b->Has("max_batch");
-}
-
-}  // namespace
 
 absl::StatusOr<core::Profiler> ParseProfiler(const StrictMap& top) {
   core::ProfilerConfig config;

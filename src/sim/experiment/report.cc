@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
+#include "sim/experiment/pipeline_report.h"
 
 namespace sluice::sim {
 namespace {
@@ -198,6 +199,7 @@ Json RunJson(const SimConfig& config, const RunResult& run,
     functions.push_back(FunctionJson(config, f, profiles));
   }
   j["functions"] = std::move(functions);
+  if (!run.pipelines.empty()) j["pipelines"] = PipelinesJson(config, run);
   return j;
 }
 
@@ -235,8 +237,10 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
     absl::StrAppendFormat(&out, "  cost $%.4f for %.1f GPU-seconds held | $%.4f per 1K requests\n",
                           r.cost_usd, r.held_gpu_seconds, r.cost_per_1k_requests_usd);
     AppendFunctionRows(config, r, static_cast<int>(width), out);
+    AppendPipelineTables(config, r, out);
   }
   if (runs.size() > 1) AppendComparison(runs, out);
+  AppendPipelineComparison(config, runs, out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Test doubles for the engine: a linear latency model, a first-fit placement, a scripted
 // horizontal scaler, a fixed-token vertical controller and a PolicySet tying them together (with
-// an optional hybrid scaler factory; hybrid scalers are in fake_hybrid.h), so
+// an optional hybrid scaler factory, hybrid scalers are in fake_hybrid.h, and an optional
+// pipeline scaler factory, pipeline scalers are in fake_pipeline.h), so
 // engine tests and the engine benchmark can work out expected results by hand. Header-only;
 // not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_TESTING_FAKE_POLICY_H_
@@ -56,11 +57,14 @@ inline std::unique_ptr<core::PerfModel> MakeFakePerf(
 
 // First GPUs in id order with room for the memory and sum of requests + request <= 1; with
 // same_node, the first node that has enough such GPUs.
+// Records every demand in `*demands` when set.
 class FirstFitPlacement : public core::PlacementPolicy {
  public:
   std::string_view name() const override { return "first-fit"; }
   absl::StatusOr<std::vector<core::GpuId>> Place(const core::InstanceDemand& d,
                                                  const core::ClusterState& state) override {
+    if (demands != nullptr)
+      demands->push_back(d);
     auto fits = [&](const core::GpuState& g) {
       return g.memory_free() >= d.memory_per_gpu && g.sum_request + d.quota.request <= 1 + 1e-9;
     };
@@ -86,6 +90,7 @@ class FirstFitPlacement : public core::PlacementPolicy {
     }
     return absl::ResourceExhaustedError("no room");
   }
+  std::vector<core::InstanceDemand>* demands = nullptr;
 };
 
 // Desired() follows a script of (time, count) steps; before the first step: `initial`.
@@ -142,13 +147,21 @@ struct FakePolicyOptions {
   // Per function id: scaler script (missing = keep min_instances).
   std::vector<std::vector<std::pair<absl::Time, int>>> scripts;
   std::vector<ScriptedScaler*>* scalers_out = nullptr;  // borrowed pointers to made scalers
+  std::vector<core::InstanceDemand>* demands_out = nullptr;  // every demand placed
   // When set, MakeHybridScaler(traits) returns hybrid(traits) (may be null: horizontal then).
   std::function<std::unique_ptr<core::HybridScaler>(const core::FunctionTraits&)> hybrid;
+  // When set, MakePipelineScaler(...) returns pipeline(...) (may be null: stages scale alone).
+  std::function<std::unique_ptr<core::PipelineScaler>(
+      const std::vector<core::FunctionTraits>&, const std::vector<core::PipelineStageTraits>&,
+      absl::Duration)>
+      pipeline;
 };
 
 class FakePolicySet : public core::PolicySet {
  public:
-  explicit FakePolicySet(FakePolicyOptions o) : o_(std::move(o)) {}
+  explicit FakePolicySet(FakePolicyOptions o) : o_(std::move(o)) {
+    placement_.demands = o_.demands_out;
+  }
   std::string_view name() const override { return "fake"; }
   core::PlacementPolicy& placement() override { return placement_; }
   core::SmQuota QuotaFor(const core::FunctionTraits& f) const override {
@@ -170,6 +183,12 @@ class FakePolicySet : public core::PolicySet {
   std::unique_ptr<core::HybridScaler> MakeHybridScaler(
       const core::FunctionTraits& f) const override {
     return o_.hybrid ? o_.hybrid(f) : nullptr;
+  }
+  std::unique_ptr<core::PipelineScaler> MakePipelineScaler(
+      const std::vector<core::FunctionTraits>& stages,
+      const std::vector<core::PipelineStageTraits>& stage_traits,
+      absl::Duration slo) const override {
+    return o_.pipeline ? o_.pipeline(stages, stage_traits, slo) : nullptr;
   }
   bool work_conserving() const override { return o_.work_conserving; }
 

@@ -1,0 +1,168 @@
+// Driving a PipelineScaler from the engine (issue 11): samples per stage, replica deltas placed
+// with the stage / key-stage / cached-on fields and drained, the stages' own scalers left idle,
+// and CPU workers that take cores, serve at GPU latency x cpu_slowdown and give the cores back.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+#include "sim/engine/engine_test_util.h"
+#include "sim/engine/testing/fake_pipeline.h"
+
+namespace sluice::sim {
+namespace {
+
+using testing::PipelineOf;
+using testing::ScriptedPipelineScaler;
+using testing::StageDelta;
+using testing::StageFunction;
+
+absl::Time At(double s) {
+  return absl::UnixEpoch() + absl::Seconds(s);
+}
+
+// `nodes` nodes of one GPU and 16 cores each; two stages on "m0" (100 ms) and "m1" (50 ms).
+SimConfig TwoStages(int nodes, core::PerfModel& perf, const WorkloadSpec& w) {
+  SimConfig c = testing::SmallConfig(nodes, 1);
+  for (core::NodeSpec& n : c.cluster.nodes)
+    n.cpu_cores = 16;
+  testing::AddLinearModel(perf, "m0", absl::Milliseconds(100));
+  testing::AddLinearModel(perf, "m1", absl::Milliseconds(50));
+  c.functions = {StageFunction("p", 0, 2, "m0", core::Bytes(0)),
+                 StageFunction("p", 1, 2, "m1", core::Bytes(0))};
+  c.functions[0].workload = w;
+  c.pipelines = {PipelineOf("p", c.functions, absl::Seconds(1))};
+  return c;
+}
+
+struct ScriptRun {
+  RunResult result;
+  std::string log;
+  std::vector<int> cores_used;  // per node, after the run
+  // What the scaler saw (copied before the engine that owns it is gone).
+  std::vector<std::vector<core::PipelineStageSample>> samples;
+  std::vector<int> free_cores;
+};
+
+absl::StatusOr<ScriptRun> RunScript(
+    const SimConfig& c, const core::PerfModel& perf,
+    std::vector<std::pair<absl::Time, core::PipelineDecision>> script,
+    ScriptedPipelineScaler** scaler, std::vector<core::InstanceDemand>* demands = nullptr) {
+  testing::FakePolicyOptions o;
+  o.demands_out = demands;
+  o.pipeline = [script, scaler](const std::vector<core::FunctionTraits>& t,
+                                const std::vector<core::PipelineStageTraits>&, absl::Duration) {
+    auto s = std::make_unique<ScriptedPipelineScaler>(static_cast<int>(t.size()), script);
+    *scaler = s.get();
+    return s;
+  };
+  StringTimelineSink log;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e,
+                          Engine::Create(c, std::make_unique<testing::FakePolicySet>(std::move(o)),
+                                         "test", WorkloadVariant{}, perf, "test.yaml", &log));
+  SLUICE_ASSIGN_OR_RETURN(RunResult r, e->Run());
+  ScriptRun out{std::move(r), log.text(), {}, {}, {}};
+  for (int n = 0; n < e->cluster().node_count(); ++n)
+    out.cores_used.push_back(e->cpu_cores_used(n));
+  out.samples = (*scaler)->samples;
+  out.free_cores = (*scaler)->free_cores;
+  *scaler = nullptr;
+  return out;
+}
+
+TEST(PipelineScalingTest, ReplicaDeltasPlaceKeyStagesAndDrain) {
+  core::PerfModel perf;
+  const SimConfig c = TwoStages(3, perf, testing::Poisson(2));
+  ScriptedPipelineScaler* scaler = nullptr;
+  std::vector<core::InstanceDemand> demands;
+  auto out = RunScript(c, perf, {{At(2), StageDelta(2, 1, +1)}, {At(6), StageDelta(2, 1, -1)}},
+                       &scaler, &demands);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Initial s0, s1, then the scaled-out s1 replica: a key stage, its model cached on node 1.
+  ASSERT_EQ(demands.size(), 3u);
+  EXPECT_EQ(demands[0].pipeline_stage, 0);
+  EXPECT_EQ(demands[2].pipeline_stage, 1);
+  EXPECT_TRUE(demands[2].key_stage);
+  ASSERT_EQ(demands[2].cached_on.size(), 1u);
+  EXPECT_EQ(demands[2].cached_on[0].value(), 1);
+  EXPECT_TRUE(testing::HasLine(out->log, "2.000000 p/s1 place inst=2 gpus=2")) << out->log;
+  EXPECT_NE(out->log.find("p/s1 cold_start inst=2 load_s=3.000000 source=storage"),
+            std::string::npos);
+  EXPECT_NE(out->log.find("6.000000 p/s1 drain inst="), std::string::npos) << out->log;
+  // The stages' own (scripted, min 1) scalers would have undone the step: they are not driven.
+  const PipelineResult& p = out->result.pipelines[0];
+  EXPECT_NEAR(p.stages[1].mean_replicas, 1.4, 1e-9);
+  EXPECT_NEAR(p.stages[0].mean_replicas, 1.0, 1e-9);
+  EXPECT_TRUE(p.stages[1].key_stage_ever);
+  EXPECT_FALSE(p.stages[0].key_stage_ever);
+  EXPECT_EQ(p.stages[1].cold_starts, 1);
+  // One sample per second before the horizon, one per stage, with replica counts.
+  ASSERT_EQ(out->samples.size(), 9u);
+  EXPECT_EQ(out->samples[0].size(), 2u);
+  EXPECT_EQ(out->samples[0][1].ready_replicas, 1);
+  EXPECT_EQ(out->samples[2][1].starting_replicas, 1);  // t = 3: s1's new replica loads
+  EXPECT_EQ(out->samples[5][1].ready_replicas, 2);     // t = 6, before the drain
+  EXPECT_EQ(out->free_cores[0], 48);
+}
+
+TEST(PipelineScalingTest, CpuWorkerServesAtSlowdownAndReleasesCores) {
+  core::PerfModel perf;
+  SimConfig c = TwoStages(2, perf, testing::Trace("cpu", {0, 3}));
+  FunctionConfig& s1 = c.functions[1];
+  s1.initial_instances = s1.min_instances = 0;
+  s1.stage->traits.cpu = core::PipelineCpuProfile{2.0, 8, 2};
+  ScriptedPipelineScaler* scaler = nullptr;
+  auto out = RunScript(
+      c, perf, {{At(1), StageDelta(2, 1, 0, +1)}, {At(5), StageDelta(2, 1, 0, -1)}}, &scaler);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::string& log = out->log;
+  // No host cache holds m1: the worker reads 1 GiB from storage (1 s) on node 0.
+  EXPECT_TRUE(testing::HasLine(
+      log, "1.000000 p/s1 cpu_start inst=1 node=0 cores=8 load_s=1.000000 source=storage"))
+      << log;
+  EXPECT_TRUE(testing::HasLine(log, "2.000000 p/s1 batch_start inst=1 size=1")) << log;
+  EXPECT_TRUE(testing::HasLine(log, "5.000000 p/s1 gone inst=1")) << log;
+  const PipelineResult& p = out->result.pipelines[0];
+  ASSERT_EQ(p.completed, 2);
+  // The first waited at s1's gateway from 0.1 s to 2 s; the second: 100 ms + 2 x 50 ms.
+  EXPECT_NEAR(p.p50_ms, 200, 1e-6);
+  EXPECT_NEAR(p.p99_ms, 2100, 1e-6);
+  EXPECT_NEAR(p.stages[1].mean_cpu_workers, 0.4, 1e-9);
+  EXPECT_NEAR(p.stages[1].mean_replicas, 0, 1e-9);
+  EXPECT_EQ(p.stages[1].cold_starts, 0);
+  EXPECT_EQ(out->free_cores[0], 32);
+  EXPECT_EQ(out->free_cores[1], 24);
+  EXPECT_EQ(out->samples[1][1].cpu_workers, 1);
+  EXPECT_EQ(out->cores_used, (std::vector<int>{0, 0}));
+}
+
+TEST(PipelineScalingTest, CpuWorkersNeedFreeCoresAndACpuProfile) {
+  core::PerfModel perf;
+  SimConfig c = TwoStages(2, perf, testing::Poisson(1));
+  c.functions[1].stage->traits.cpu = core::PipelineCpuProfile{2.0, 32, 2};  // > 16 per node
+  ScriptedPipelineScaler* scaler = nullptr;
+  auto out = RunScript(c, perf, {{At(1), StageDelta(2, 1, 0, +1)}}, &scaler);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE(out->log.find("p/s1 cpu_place_failed workers=0 desired=1"), std::string::npos)
+      << out->log;
+  c.functions[1].stage->traits.cpu = core::PipelineCpuProfile{};  // cpu_slowdown 0
+  out = RunScript(c, perf, {{At(1), StageDelta(2, 1, 0, +1)}}, &scaler);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->log.find("cpu_start"), std::string::npos);
+  EXPECT_NEAR(out->result.pipelines[0].stages[1].mean_cpu_workers, 0, 1e-9);
+}
+
+TEST(PipelineScalingTest, DecisionForTheWrongStageCountFailsTheRun) {
+  core::PerfModel perf;
+  const SimConfig c = TwoStages(2, perf, testing::Poisson(1));
+  ScriptedPipelineScaler* scaler = nullptr;
+  auto out = RunScript(c, perf, {{At(1), StageDelta(3, 1, 1)}}, &scaler);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(std::string(out.status().message()).find("decided 3 stages"), std::string::npos)
+      << out.status();
+}
+
+}  // namespace
+}  // namespace sluice::sim
