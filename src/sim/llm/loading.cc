@@ -24,13 +24,27 @@ static blitz::HopSpec LocalHop(const core::net::Topology& topo, bool host, int n
   return hop;
 }
 
-// The pool's sources of `model` with each GPU copy's current role (busy flags).
+// The pool's sources of `model` with each GPU copy's current role (busy flags). Without NVLink
+// a GPU's one PCIe GPU-GPU link carries both directions (core/net/topology.h), so a decode
+// instance with a prefill instance on its node receives KV over the link it would send
+// parameters through: it is outcast-busy too (the cause of blitzscale's higher TBT p99 on
+// cluster B slices, docs/REPRODUCTION.md).
 std::vector<blitz::Endpoint> LlmEngine::LiveSources(const std::string& model) const {
   std::vector<blitz::Endpoint> sources = pool_->Sources(model);
+  const int per_node = config_.cluster.gpus_per_node;
   for (blitz::Endpoint& s : sources) {
     if (s.kind != blitz::Endpoint::Kind::kGpuInstance || s.gpus.empty()) continue;
-    const int owner = gpu_owner_[s.node * config_.cluster.gpus_per_node + s.gpus[0]];
-    if (owner >= 0) s = EndpointOf(*insts_[owner]);
+    const int owner = gpu_owner_[s.node * per_node + s.gpus[0]];
+    if (owner < 0) continue;
+    s = EndpointOf(*insts_[owner]);
+    if (!s.incast_busy || config_.cluster.nvlink_gbps > 0) continue;
+    for (int g = 0; g < per_node; ++g) {
+      const int other = gpu_owner_[s.node * per_node + g];
+      if (other >= 0 && insts_[other]->role == BatchRole::kPrefill &&
+          insts_[other]->state == InstState::kServing) {
+        s.outcast_busy = true;
+      }
+    }
   }
   return sources;
 }
