@@ -186,6 +186,39 @@ TEST(LlmEngineTest, ALaterRoundChainsAfterTheLoadingMembersOfTheFirst) {
   EXPECT_GT(TwoRoundsMeanLoad(false), 4.5);
 }
 
+// Two functions of one model share its pool entry: each scales out one colocated instance,
+// loaded over the network from the model's copies (either function's instance or the host),
+// one chain per source at the uncontended 4 s; both serve all their requests.
+TEST(LlmEngineTest, FunctionsOfOneModelShareItsParameterCopies) {
+  Scenario s = Basic(false, 5, 1);
+  LlmFunctionConfig g = s.config.functions[0];
+  g.name = "g";
+  s.config.functions.push_back(g);
+  s.policy.set.source = core::llm::LoadSource::kNetworkMulticast;
+  s.policy.set.host_cache = core::blitz::HostCachePolicy::kOneCopy;
+  s.script = {{kT0, LlmScaleDecision{1, 1, 0}}};
+  for (int i = 0; i < 20; ++i) s.arrivals.push_back({kT0 + absl::Milliseconds(300 * i), 100, 4});
+  FakeLlmPerfModel model(s.kv_tokens, s.layers);
+  EngineDeps deps;
+  deps.models = {&model, &model};
+  deps.make_source = [&s](int) { return std::make_unique<ScriptedSource>(s.arrivals); };
+  deps.make_scaler = [&s](int, const core::llm::LlmScalerConfig&) {
+    return std::make_unique<ScriptedScaler>(s.script);
+  };
+  absl::StatusOr<std::unique_ptr<LlmEngine>> e = LlmEngine::Create(s.config, s.policy,
+                                                                   std::move(deps));
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<LlmRunResult> r = (*e)->Run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->functions.size(), 2u);
+  for (const LlmFunctionResult& f : r->functions) {
+    EXPECT_EQ(f.scale_outs, 1) << f.name;
+    EXPECT_NEAR(f.mean_load_s, 4.0, 1e-6) << f.name;
+    EXPECT_EQ(f.completed, 20) << f.name;
+  }
+  EXPECT_EQ(r->timeline.back().prefill_instances, 4);
+}
+
 // Failures (LlmSimConfig::failures). The chain of three above; its middle member dies at 2 s
 // while it receives layer 0 from the first (which has layer 0 since 1.3 s and gets layer 1 at
 // 2.3 s). The chain closes around it: the third member now receives from the first, 1 s per

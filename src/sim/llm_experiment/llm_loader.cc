@@ -103,11 +103,13 @@ absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext
         return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
                          absl::StrCat("duplicate function name '", f.name, "'"));
       }
-      // The engine's parameter pool holds one entry per model (a MaaS endpoint is a model).
-      if (g.model == f.model) {
-        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].model"),
-                         absl::StrCat("model '", f.model, "' is already served by function '",
-                                      g.name, "' (one function per model)"));
+      // Functions of one model share the engine's parameter pool entry (copies of the model
+      // on any function's instances are sources for the others' loads).
+      if (g.model == f.model && g.tp != f.tp) {
+        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].tp"),
+                         absl::StrCat("model '", f.model, "' is served by function '", g.name,
+                                      "' at tp ", g.tp, ": functions of one model share its "
+                                      "parameter copies and need the same tp"));
       }
     }
     c.functions.push_back(std::move(f));

@@ -210,10 +210,17 @@ TEST_F(LlmLoaderTest, FunctionErrorsNameLineAndField) {
               HasSubstr(At(7, "functions[0].disaggregated")));
   EXPECT_THAT(Error(Edit("  - name: code\n", "  - name: code\n    model: llama2-7b\n")),
               HasSubstr("duplicate"));
+  // Several functions may serve one model (they share its parameter copies), at one tp.
+  absl::StatusOr<LlmSimConfig> two = Parse(Edit("policies:",
+                                                "  - name: other\n    model: llama2-7b\n"
+                                                "    workload: {kind: poisson, rate_rps: 2}\n"
+                                                "policies:"));
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->functions.size(), 2u);
   EXPECT_THAT(Error(Edit("policies:",
-                         "  - name: other\n    model: llama2-7b\n"
+                         "  - name: other\n    model: llama2-7b\n    tp: 2\n"
                          "    workload: {kind: poisson, rate_rps: 2}\npolicies:")),
-              HasSubstr(At(8, "functions[1].model")));
+              HasSubstr(At(8, "functions[1].tp")));
   EXPECT_THAT(Error(Edit("- name: code", "- name: 'a b'")), HasSubstr(At(5, "functions[0].name")));
   EXPECT_THAT(Error("kind: llm_serving\ncluster: {preset: blitzscale-b}\nfunctions: []\n"
                     "policies: [blitzscale]\n"),
