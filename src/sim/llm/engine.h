@@ -2,7 +2,8 @@
 // on common::SimEnv. Arrivals -> per-function router -> instances (Batcher: continuous batching,
 // KV) -> P/D KV transfers as FlowNetwork flows; every sample_interval the autoscaler's decision
 // places, loads (core::blitz::LayeredMulticast: SSD, host cache or network multicast, layer by
-// layer), mutates or drains instances. RunLlmSimulation (llm_sim.h) builds one with the built-in
+// layer; a round joins one still loading), mutates or drains instances; injected failures kill
+// instances (requests re-queued, loads routed around them). RunLlmSimulation (llm_sim.h) builds one with the built-in
 // perf models and core::llm's autoscaler; tests inject fakes (EngineDeps). Not thread-safe.
 #ifndef SLUICE_SIM_LLM_ENGINE_H_
 #define SLUICE_SIM_LLM_ENGINE_H_
@@ -147,6 +148,7 @@ class LlmEngine {
   };
   LoadTree MulticastTree(int fn, const std::vector<int>& insts) const;
   std::vector<core::blitz::Endpoint> LiveSources(const std::string& model) const;
+  std::vector<core::blitz::Endpoint> TargetEndpoints(const std::vector<int>& insts) const;
   void StartLoadOf(int fn, const std::vector<int>& placed);
   LoadTree LocalTree(int fn, const std::vector<int>& insts) const;
   void NewLoad(int fn, LoadTree tree);

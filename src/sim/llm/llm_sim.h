@@ -120,7 +120,9 @@ struct LlmRunResult {
   double mean_gpus = 0, peak_gpus = 0;
   double host_cache_gib_mean = 0, host_cache_gib_peak = 0;
   int64_t events = 0;
-  double wall_s = 0;                // host CPU time of the run (reporting only, never compared)
+  // Host wall time of the run: 0 from the simulator (it reads no clock); `sluice sim run` fills
+  // it (src/sim/cli/llm_command.cc). Reporting only, never compared.
+  double wall_s = 0;
   std::vector<LlmTimelinePoint> timeline;
 };
 

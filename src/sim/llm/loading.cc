@@ -49,16 +49,22 @@ std::vector<blitz::Endpoint> LlmEngine::LiveSources(const std::string& model) co
   return sources;
 }
 
+// The new instances as plan targets: not serving yet, their NICs carry nothing.
+std::vector<blitz::Endpoint> LlmEngine::TargetEndpoints(const std::vector<int>& insts) const {
+  std::vector<blitz::Endpoint> targets;
+  for (const int i : insts) {
+    blitz::Endpoint t = EndpointOf(*insts_[i]);
+    t.outcast_busy = t.incast_busy = false;
+    targets.push_back(std::move(t));
+  }
+  return targets;
+}
+
 // Algorithm 1's plan as a hop tree over the pool's sources; empty when no plan is possible.
 LlmEngine::LoadTree LlmEngine::MulticastTree(int fn, const std::vector<int>& insts) const {
   LoadTree tree;
   std::vector<blitz::Endpoint> sources = LiveSources(fns_[fn].model->spec().name);
-  std::vector<blitz::Endpoint> targets;
-  for (const int i : insts) {
-    blitz::Endpoint t = EndpointOf(*insts_[i]);
-    t.outcast_busy = t.incast_busy = false;  // not serving yet: its NICs carry nothing
-    targets.push_back(std::move(t));
-  }
+  const std::vector<blitz::Endpoint> targets = TargetEndpoints(insts);
   absl::StatusOr<blitz::MulticastPlan> plan =
       blitz::PlanMulticast(sources, targets, *topo_, policy_.set.plan);
   if (!plan.ok()) return tree;

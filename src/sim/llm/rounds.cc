@@ -62,12 +62,7 @@ bool LlmEngine::JoinRound(int fn, const std::vector<int>& insts) {
   std::vector<int> member_hop;
   std::vector<blitz::Endpoint> sources = RoundSources(l, member_hop);
   const int pool_sources = static_cast<int>(sources.size() - member_hop.size());
-  std::vector<blitz::Endpoint> targets;
-  for (const int i : insts) {
-    blitz::Endpoint t = EndpointOf(*insts_[i]);
-    t.outcast_busy = t.incast_busy = false;
-    targets.push_back(std::move(t));
-  }
+  const std::vector<blitz::Endpoint> targets = TargetEndpoints(insts);
   absl::StatusOr<blitz::MulticastPlan> plan =
       blitz::PlanMulticast(sources, targets, *topo_, policy_.set.plan);
   if (!plan.ok()) return false;
