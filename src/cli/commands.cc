@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime/cli/runtime_commands.h"
+#include "runtime/common/loop_env.h"
 #include "runtime/node_cli/node_commands.h"
 #include "sim/cli/sim_command.h"
 
@@ -18,7 +19,7 @@ void RegisterVersion(CLI::App& app, int& exit_code) {
 
 void RegisterAll(CLI::App& app, int& exit_code) {
   RegisterVersion(app, exit_code);
-  sim::RegisterSim(app, exit_code);
+  sim::RegisterSim(app, exit_code, [] { return runtime::MonotonicNow(); });
   RegisterNode(app, exit_code);
   RegisterRuntime(app, exit_code);
 }

@@ -85,6 +85,49 @@ absl::StatusOr<LayeredMulticast> LayeredMulticast::Create(std::vector<HopSpec> h
   return m;
 }
 
+absl::Status LayeredMulticast::AddHops(net::FlowNetwork& net, std::vector<HopSpec> hops,
+                                       absl::Time now) {
+  const int base = num_hops();
+  for (size_t k = 0; k < hops.size(); ++k) {
+    const int h = base + static_cast<int>(k);
+    const int parent = hops[k].parent;
+    if (parent < -1 || parent >= h || (parent >= 0 && parent < base && hops_[parent].failed)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layered multicast: field 'hops[", h, "].parent' = ", parent,
+          " must be -1 (the source) or an earlier live hop"));
+    }
+    if (hops[k].shard_paths.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layered multicast: field 'hops[", h, "].shard_paths' is empty"));
+    }
+  }
+  for (HopSpec& spec : hops) {
+    const int h = num_hops();
+    const int parent = spec.parent;
+    Hop hop;
+    hop.spec = std::move(spec);
+    hop.at.assign(layer_bytes_.size(), absl::InfiniteFuture());
+    hops_.push_back(std::move(hop));
+    (parent < 0 ? roots_ : hops_[parent].children).push_back(h);
+  }
+  for (int h = base; h < num_hops(); ++h) {
+    TrySend(net, h, now);
+  }
+  return absl::OkStatus();
+}
+
+void LayeredMulticast::RerouteHop(net::FlowNetwork& net, int hop, absl::Time now, int new_parent,
+                                  std::vector<net::Path> paths) {
+  SLUICE_CHECK_MSG(!hops_[hop].failed, "a failed hop cannot be rerouted");
+  SLUICE_CHECK_MSG(new_parent < 0 || !hops_[new_parent].failed, "the new parent is dead");
+  CancelHop(net, hop, now);
+  std::vector<int>& siblings = hops_[hop].spec.parent < 0 ? roots_
+                                                          : hops_[hops_[hop].spec.parent].children;
+  siblings.erase(std::remove(siblings.begin(), siblings.end(), hop), siblings.end());
+  Reparent(hop, new_parent, std::move(paths));
+  TrySend(net, hop, now);
+}
+
 void LayeredMulticast::Start(net::FlowNetwork& net, absl::Time now) {
   for (int h : roots_) {
     TrySend(net, h, now);

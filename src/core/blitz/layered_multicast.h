@@ -69,6 +69,24 @@ class LayeredMulticast {
   std::vector<int> FailHop(net::FlowNetwork& net, int hop, absl::Time now, PathsFn reroute_paths,
                            int new_parent_of_children = -2);
 
+  // Added (issue 10, concurrent rounds). Appends hops to a transfer in progress; hop indices
+  // continue from num_hops(), and each parent is -1 (a source), an existing hop or an earlier
+  // appended one. Starts those that can send. A later scale-out round thus chains after members
+  // still loading instead of sharing the earlier round's sources. InvalidArgument naming the
+  // field as Create (nothing is added then).
+  [[nodiscard]] absl::Status AddHops(net::FlowNetwork& net, std::vector<HopSpec> hops,
+                                     absl::Time now);
+  // Added (issue 10, failures). Moves live hop `hop` under `new_parent` (-1: a source; else an
+  // earlier live hop) with new shard paths, e.g. when the source feeding it died: its in-flight
+  // layer restarts, received layers stay.
+  void RerouteHop(net::FlowNetwork& net, int hop, absl::Time now, int new_parent,
+                  std::vector<net::Path> paths);
+  int parent(int hop) const { return hops_[hop].spec.parent; }
+  // Hops whose parent is `hop` (-1: the roots).
+  const std::vector<int>& children(int hop) const {
+    return hop < 0 ? roots_ : hops_[hop].children;
+  }
+
   int num_hops() const { return static_cast<int>(hops_.size()); }
   int num_layers() const { return static_cast<int>(layer_bytes_.size()); }
   int layers_received(int hop) const { return hops_[hop].received; }

@@ -87,6 +87,52 @@ TEST(LayeredMulticastTest, DeadMemberIsRoutedAround) {
   EXPECT_EQ(m->layer_time(1, 3), At(5.5));
 }
 
+// A later round joins a transfer in progress: a hop appended after a member that is still
+// loading gets each layer one layer time after it (pipelined), not after the whole model.
+TEST(LayeredMulticastTest, AppendedHopChainsAfterALoadingMember) {
+  FlowNetwork net({100.0, 100.0, 100.0}, kT0);
+  auto m = LayeredMulticast::Create({Hop(-1, {{0}})}, {100, 100, 100, 100}, 1);
+  ASSERT_TRUE(m.ok());
+  m->Start(net, kT0);
+  for (net::FlowId id : net.AdvanceTo(At(1)))
+    m->OnFlowDone(net, id, At(1));
+  net.AdvanceTo(At(1.5));
+  ASSERT_EQ(m->layers_received(0), 1);
+  ASSERT_TRUE(m->AddHops(net, {Hop(0, {{1}}), Hop(1, {{2}})}, At(1.5)).ok());
+  EXPECT_EQ(m->num_hops(), 3);
+  EXPECT_EQ(m->children(0), std::vector<int>{1});
+  Drain(net, *m);
+  EXPECT_TRUE(m->done());
+  // Hop 1 takes layer 0 at 1.5 -> 2.5, then each layer as hop 0 delivers it (2, 3, 4 s): 3.5,
+  // 4.5, 5.5 s; hop 2 one layer time behind: 6.5 s.
+  EXPECT_EQ(m->layer_time(1, 3), At(5.5));
+  EXPECT_EQ(m->layer_time(2, 3), At(6.5));
+  // Bad parents name the field and add nothing.
+  const absl::Status bad = m->AddHops(net, {Hop(7, {{1}})}, At(7));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("hops[3].parent"), std::string::npos) << bad;
+  EXPECT_EQ(m->num_hops(), 3);
+}
+
+// The source feeding a root hop died: the hop moves to another source, keeping its layers.
+TEST(LayeredMulticastTest, RerouteMovesAHopToAnotherSource) {
+  FlowNetwork net({100.0, 100.0, 50.0}, kT0);
+  auto m = LayeredMulticast::Create({Hop(-1, {{0}}), Hop(0, {{1}})}, {100, 100, 100, 100}, 1);
+  ASSERT_TRUE(m.ok());
+  m->Start(net, kT0);
+  for (net::FlowId id : net.AdvanceTo(At(1)))
+    m->OnFlowDone(net, id, At(1));
+  net.AdvanceTo(At(1.5));
+  m->RerouteHop(net, 0, At(1.5), -1, {{2}});  // now over the 50 B/s link
+  EXPECT_EQ(m->parent(0), -1);
+  EXPECT_EQ(m->children(-1), std::vector<int>{0});
+  Drain(net, *m);
+  EXPECT_TRUE(m->done());
+  // Layer 1 restarts at 1.5 s: 2 s per layer -> 3.5, 5.5, 7.5 s.
+  EXPECT_EQ(m->layer_time(0, 3), At(7.5));
+  EXPECT_EQ(m->layer_time(1, 3), At(8.5));
+}
+
 // Serial forwarding: a chain to 3 receivers of a 32-layer model takes (32 + 2) / 32 of one
 // transfer, not 3x (BlitzScale §5.1: the time is nearly independent of the receivers).
 TEST(LayeredMulticastTest, ChainToThreeReceiversCostsAboutOneTransfer) {

@@ -60,6 +60,30 @@ TEST(LlmCommandTest, JsonRunsEverySelectedPolicy) {
   EXPECT_GT(j["runs"][0]["functions"][0]["requests"].get<int>(), 0);
 }
 
+// The binary's clock (a fake here, advancing 0.5 s per read) times each run: wall_s and
+// events_per_s are filled; without a clock they stay 0 / null.
+TEST(LlmCommandTest, WallClockFillsWallSecondsAndEventsPerSecond) {
+  SimRunOptions o;
+  o.experiment = WriteTemp("llm_cmd_wall.yaml", kExperiment);
+  o.json = true;
+  absl::Time t = absl::UnixEpoch();
+  o.wall_clock = [&t] { return t += absl::Milliseconds(500); };
+  Result r = RunLlm(o);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  for (const auto& run : j["runs"]) {
+    EXPECT_EQ(run["wall_s"], 0.5);
+    EXPECT_EQ(run["events_per_s"], run["events"].get<double>() / 0.5);
+  }
+  o.wall_clock = nullptr;
+  r = RunLlm(o);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"][0]["wall_s"], 0);
+  EXPECT_TRUE(j["runs"][0]["events_per_s"].is_null());
+}
+
 TEST(LlmCommandTest, TableAndOutDirectory) {
   SimRunOptions o;
   o.experiment = WriteTemp("llm_cmd_out.yaml", kExperiment);

@@ -119,11 +119,12 @@ int RunSimCommand(const SimRunOptions& options, std::ostream& out, std::ostream&
   return ExitCodeFor(status);
 }
 
-void RegisterSim(CLI::App& app, int& exit_code) {
+void RegisterSim(CLI::App& app, int& exit_code, std::function<absl::Time()> wall_clock) {
   CLI::App* sim = app.add_subcommand("sim", "discrete-event simulator");
   sim->require_subcommand(1);
   CLI::App* run = sim->add_subcommand("run", "run an experiment YAML under each of its policies");
   auto options = std::make_shared<SimRunOptions>();  // shared with the callback, which CLI11 copies
+  options->wall_clock = std::move(wall_clock);
   auto seed = std::make_shared<int64_t>(0);  // signed so that CLI11 rejects "-4"
   run->add_option("experiment", options->experiment, "experiment YAML file")->required();
   CLI::Option* seed_opt = run->add_option("--seed", *seed, "random seed (overrides the file's)")

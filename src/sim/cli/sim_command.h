@@ -8,12 +8,14 @@
 #define SLUICE_SIM_CLI_SIM_COMMAND_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace CLI {
 class App;
@@ -28,6 +30,10 @@ struct SimRunOptions {
   std::string out_dir;                 // when set: summary.json and CSV timelines go here
   std::vector<std::string> policies;   // run only these (label or registry name)
   bool event_log = false;              // with out_dir: <policy>_<workload>_events.log per run
+  // The host's clock, read before and after each run of an llm_serving experiment to report its
+  // wall_s and events_per_s; null (tests, and src/sim itself, which reads no clock) leaves them
+  // 0 / null. Given by the binary (src/cli).
+  std::function<absl::Time()> wall_clock;
 };
 
 // Runs the command: the report goes to `out`, errors to `err` as one line each. Returns the
@@ -40,7 +46,8 @@ int ExitCodeFor(const absl::Status& status);
 
 // Adds the `sim` command group (`sim run`, and `sim profile` from profile_command.h) to `app`;
 // the handlers store their exit code in `exit_code`, which must outlive app.parse().
-void RegisterSim(CLI::App& app, int& exit_code);
+// `wall_clock` is copied into SimRunOptions::wall_clock.
+void RegisterSim(CLI::App& app, int& exit_code, std::function<absl::Time()> wall_clock = nullptr);
 
 }  // namespace sluice::sim
 

@@ -251,4 +251,49 @@ std::vector<int> Batcher::TakeUnstarted() {
   return out;
 }
 
+namespace {
+
+// Back to the gateway for recompute: prompt + generated tokens are prefilled again.
+void ResetForRecompute(Seq& s) {
+  ++s.epoch;
+  s.kv = 0;
+  s.prefill_target = s.prompt + s.tokens;
+  s.prefilled = 0;
+  s.instance = -1;
+  s.state = SeqState::kQueued;
+}
+
+}  // namespace
+
+std::vector<int> Batcher::Abort() {
+  std::vector<int> out(waiting_.begin(), waiting_.end());
+  out.insert(out.end(), prefilling_.begin(), prefilling_.end());
+  out.insert(out.end(), decode_ready_.begin(), decode_ready_.end());
+  for (const int seq : out) ResetForRecompute(seqs_[seq]);
+  // Running sequences: their decode steps since joining count (the iteration in flight does not).
+  for (const Entry& e : order_) {
+    if (!Live(e)) continue;
+    Seq& s = seqs_[e.seq];
+    const int64_t steps = step_ - s.join_step;
+    if (steps > 0) s.last_token = last_decode_end_;
+    s.tokens += static_cast<int32_t>(steps);
+    ResetForRecompute(s);
+    out.push_back(e.seq);
+  }
+  waiting_.clear();
+  prefilling_.clear();
+  decode_ready_.clear();
+  finish_heap_.clear();
+  order_.clear();
+  joiners_.clear();
+  chunks_.clear();
+  running_count_ = 0;
+  running_ctx_ = 0;
+  kv_used_ = 0;
+  queued_prefill_tokens_ = 0;
+  decode_in_flight_ = 0;
+  busy_ = false;
+  return out;
+}
+
 }  // namespace sluice::sim::llm

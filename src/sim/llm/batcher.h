@@ -60,6 +60,14 @@ class Batcher {
   // Removes and returns queued sequences that have not started (no KV reserved), for re-routing
   // when the instance drains or changes role.
   std::vector<int> TakeUnstarted();
+  // P/D decode side: gives back a reservation whose KV will not arrive (its sender died).
+  void UnreserveKv(int64_t tokens) { kv_used_ -= tokens; }
+  // The instance died: drops the iteration in flight and returns every sequence it holds
+  // (waiting, prefilling, decode-ready, running; queue order, then join order), each reset for
+  // recompute (KV freed, prompt + generated tokens to prefill again) in state kQueued. Sequences
+  // already handed out by prefilled() (P/D, waiting for a KV transfer) are the engine's. The
+  // batcher is empty afterwards.
+  std::vector<int> Abort();
   // Changes role in place (prefill -> decode mutation); parameters and KV stay.
   void set_role(BatchRole role) { config_.role = role; }
 

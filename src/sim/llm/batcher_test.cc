@@ -2,6 +2,7 @@
 // recompute preemption, and a property test that KV never exceeds capacity.
 #include "sim/llm/batcher.h"
 
+#include <algorithm>
 #include <random>
 
 #include "gtest/gtest.h"
@@ -114,6 +115,36 @@ TEST(BatcherTest, TakeUnstartedLeavesStartedWork) {
 }
 
 // Property: random prompts/outputs, KV never over capacity, every sequence finishes.
+// A dead instance gives back every sequence it holds, reset for recompute, mid-iteration too.
+TEST(BatcherTest, AbortReturnsEverySequenceForRecompute) {
+  Harness h(1000, BatchRole::kColocated, 100);
+  const int a = h.Add(50, 10, kT0);
+  absl::Time t = kT0;
+  for (int i = 0; i < 3; ++i) {  // a prefills, then decodes two tokens
+    t += h.batcher.StartIteration();
+    h.batcher.FinishIteration(t);
+  }
+  ASSERT_EQ(h.seqs[a].state, SeqState::kRunning);
+  const int b = h.Add(150, 5, t);  // its chunks span two iterations
+  const int c = h.Add(900, 5, t);  // waits for KV
+  ASSERT_NE(h.batcher.StartIteration(), absl::InfiniteDuration());  // in flight when it dies
+  const std::vector<int> back = h.batcher.Abort();
+  EXPECT_EQ(back.size(), 3u);
+  for (const int seq : {a, b, c}) {
+    EXPECT_NE(std::find(back.begin(), back.end(), seq), back.end()) << seq;
+    EXPECT_EQ(h.seqs[seq].state, SeqState::kQueued);
+    EXPECT_EQ(h.seqs[seq].kv, 0);
+    EXPECT_EQ(h.seqs[seq].prefilled, 0);
+  }
+  EXPECT_EQ(h.seqs[a].tokens, 3);  // the prefill's token and two decode steps
+  EXPECT_EQ(h.seqs[a].prefill_target, 53);
+  EXPECT_EQ(h.seqs[b].prefill_target, 150);
+  EXPECT_TRUE(h.batcher.idle());
+  EXPECT_FALSE(h.batcher.busy());
+  EXPECT_EQ(h.batcher.kv_used(), 0);
+  EXPECT_EQ(h.batcher.queued_prefill_tokens(), 0);
+}
+
 TEST(BatcherPropertyTest, KvNeverOverCapacityAndAllFinish) {
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     std::mt19937 rng(seed);

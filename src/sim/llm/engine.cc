@@ -59,7 +59,25 @@ absl::Status LlmEngine::Init() {
   const uint64_t all = config_.cluster.gpus_per_node == 64
                            ? ~uint64_t{0}
                            : (uint64_t{1} << config_.cluster.gpus_per_node) - 1;
+  all_gpus_mask_ = all;
   free_mask_.assign(config_.cluster.nodes, all);
+  dead_mask_.assign(config_.cluster.nodes, 0);
+  for (size_t i = 0; i < config_.failures.size(); ++i) {
+    const FailureConfig& fc = config_.failures[i];
+    const std::string field = absl::StrCat(config_.source_file, ": failures[", i, "]");
+    if (fc.node < 0 || fc.node >= config_.cluster.nodes) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".node: must be in [0, ",
+                                                     config_.cluster.nodes, ")"));
+    }
+    if (fc.gpu < -1 || fc.gpu >= config_.cluster.gpus_per_node) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".gpu: must be -1 (the node) or in [0, ", config_.cluster.gpus_per_node, ")"));
+    }
+    if (fc.at < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".at_s: must be >= 0"));
+    }
+    env_.RunAt(start_ + fc.at, [this, i] { OnFailure(static_cast<int>(i)); });
+  }
   gpu_owner_.assign(static_cast<size_t>(config_.cluster.nodes) * config_.cluster.gpus_per_node, -1);
   fns_.resize(config_.functions.size());
   for (int fn = 0; fn < static_cast<int>(fns_.size()); ++fn) {
@@ -235,6 +253,8 @@ LlmRunResult LlmEngine::Collect() {
     fr.live_scales = s.live_scales;
     fr.preemptions = s.preemptions;
     fr.mean_load_s = s.loads == 0 ? 0 : s.load_s_sum / static_cast<double>(s.loads);
+    fr.instance_failures = s.instance_failures;
+    fr.requeued = s.requeued;
     r.functions.push_back(std::move(fr));
   }
   r.gpu_seconds = gpu_seconds_;

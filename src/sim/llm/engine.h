@@ -2,7 +2,8 @@
 // on common::SimEnv. Arrivals -> per-function router -> instances (Batcher: continuous batching,
 // KV) -> P/D KV transfers as FlowNetwork flows; every sample_interval the autoscaler's decision
 // places, loads (core::blitz::LayeredMulticast: SSD, host cache or network multicast, layer by
-// layer), mutates or drains instances. RunLlmSimulation (llm_sim.h) builds one with the built-in
+// layer; a round joins one still loading), mutates or drains instances; injected failures kill
+// instances (requests re-queued, loads routed around them). RunLlmSimulation (llm_sim.h) builds one with the built-in
 // perf models and core::llm's autoscaler; tests inject fakes (EngineDeps). Not thread-safe.
 #ifndef SLUICE_SIM_LLM_ENGINE_H_
 #define SLUICE_SIM_LLM_ENGINE_H_
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -56,7 +58,9 @@ struct EngineDeps {
 //   layer by layer) -> kServing -> kDraining (no new work; running sequences finish) -> kGone
 //   Initial instances start in kServing. kLoading instances in a live pair serve through the
 //   pair before kServing.
-enum class InstState { kStarting, kLoading, kServing, kDraining, kGone };
+//   any state but kGone -> kFailed (a GPU of it died, LlmSimConfig::failures): its sequences go
+//   back to the router for recompute, its load hop is routed around, its live GPUs are freed.
+enum class InstState { kStarting, kLoading, kServing, kDraining, kGone, kFailed };
 
 class LlmEngine {
  public:
@@ -104,7 +108,10 @@ class LlmEngine {
   };
   struct Load {
     std::optional<core::blitz::LayeredMulticast> mc;
+    std::string model;
     std::vector<int> hop_instance;
+    // Per hop: where a root hop's layers come from (used again when it or its source dies).
+    std::vector<core::blitz::Endpoint> hop_source;
     int remaining = 0;
   };
 
@@ -137,9 +144,19 @@ class LlmEngine {
   struct LoadTree {
     std::vector<core::blitz::HopSpec> hops;
     std::vector<int> hop_instance;  // instance receiving at each hop
+    std::vector<core::blitz::Endpoint> hop_source;  // root hops: their source
   };
   LoadTree MulticastTree(int fn, const std::vector<int>& insts) const;
-  void StartLoadOf(int fn, const std::vector<int>& insts);
+  std::vector<core::blitz::Endpoint> LiveSources(const std::string& model) const;
+  std::vector<core::blitz::Endpoint> TargetEndpoints(const std::vector<int>& insts) const;
+  void StartLoadOf(int fn, const std::vector<int>& placed);
+  LoadTree LocalTree(int fn, const std::vector<int>& insts) const;
+  void NewLoad(int fn, LoadTree tree);
+  void BeginLoading(int load, int inst);
+  // rounds.cc: a scale-out round that starts while an earlier round of the model still loads
+  // joins that round's transfer (chained after its loading members, from unsaturated sources).
+  bool JoinRound(int fn, const std::vector<int>& insts);
+  std::vector<core::blitz::Endpoint> RoundSources(int load, std::vector<int>& member_hop) const;
   void OnLayer(int load, int hop);
   void MarkServing(int inst);
   void FinishLoad(int inst);
@@ -151,6 +168,18 @@ class LlmEngine {
   void Mutate(int fn);
   void SetHeld(int delta);
   core::blitz::Endpoint EndpointOf(const Instance& in) const;
+
+  // failure.cc
+  void OnFailure(int index);
+  void Kill(int inst);
+  void RequeueTransfers(int inst);
+  void Requeue(int seq);
+  void FailLoadHop(int inst);
+  void LoadMemberGone(int load);
+  void RerouteDeadSources();
+  bool EndpointDead(const core::blitz::Endpoint& e) const;
+  core::blitz::Endpoint ReplacementSource(const std::string& model,
+                                          const core::blitz::Endpoint& target) const;
 
   // network
   void AdvanceNet();
@@ -175,6 +204,8 @@ class LlmEngine {
   std::vector<Seq> seqs_;
   std::vector<std::unique_ptr<Instance>> insts_;
   std::vector<uint64_t> free_mask_;  // per node: bit g set = GPU g free
+  std::vector<uint64_t> dead_mask_;  // per node: bit g set = GPU g failed (never free again)
+  uint64_t all_gpus_mask_ = 0;
   std::vector<Load> loads_;
   std::vector<int> active_loads_;
   std::vector<int> gpu_owner_;       // node * gpus_per_node + gpu -> instance, -1 free

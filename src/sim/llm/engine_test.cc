@@ -160,6 +160,127 @@ TEST(LlmEngineTest, ChainOfThreeTakesOneTransferPlusTwoLayers) {
   EXPECT_NEAR(r->functions[0].mean_load_s, 5.0, 1e-6);
 }
 
+// Concurrent scale-out rounds. Round 1 (two prefill instances, loading from 0.3 s) draws from
+// the decode instance and the host copy, one chain each (the prefill instance is pruned: it
+// sends KV). Round 2 (two more, from 1.3 s) starts while round 1 loads. Merged, its members
+// chain after round 1's loading members, whose NICs send nothing yet: every load takes the
+// uncontended 4 s. Planned on its own, round 2 shares the two source NICs with round 1 and
+// every load slows.
+double TwoRoundsMeanLoad(bool merge) {
+  Scenario s = Basic(true, 6, 1);
+  s.policy.set.source = core::llm::LoadSource::kNetworkMulticast;
+  s.policy.set.host_cache = core::blitz::HostCachePolicy::kOneCopy;
+  s.config.merge_scale_rounds = merge;
+  s.script = {{kT0, LlmScaleDecision{2, 0, 0}},
+              {kT0 + absl::Milliseconds(1100), LlmScaleDecision{2, 0, 0}}};
+  absl::StatusOr<LlmRunResult> r = RunScenario(s);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return -1;
+  EXPECT_EQ(r->functions[0].scale_outs, 4);
+  EXPECT_EQ(r->timeline.back().prefill_instances, 5);
+  return r->functions[0].mean_load_s;
+}
+
+TEST(LlmEngineTest, ALaterRoundChainsAfterTheLoadingMembersOfTheFirst) {
+  EXPECT_NEAR(TwoRoundsMeanLoad(true), 4.0, 1e-6);
+  EXPECT_GT(TwoRoundsMeanLoad(false), 4.5);
+}
+
+// Two functions of one model share its pool entry: each scales out one colocated instance,
+// loaded over the network from the model's copies (either function's instance or the host),
+// one chain per source at the uncontended 4 s; both serve all their requests.
+TEST(LlmEngineTest, FunctionsOfOneModelShareItsParameterCopies) {
+  Scenario s = Basic(false, 5, 1);
+  LlmFunctionConfig g = s.config.functions[0];
+  g.name = "g";
+  s.config.functions.push_back(g);
+  s.policy.set.source = core::llm::LoadSource::kNetworkMulticast;
+  s.policy.set.host_cache = core::blitz::HostCachePolicy::kOneCopy;
+  s.script = {{kT0, LlmScaleDecision{1, 1, 0}}};
+  for (int i = 0; i < 20; ++i) s.arrivals.push_back({kT0 + absl::Milliseconds(300 * i), 100, 4});
+  FakeLlmPerfModel model(s.kv_tokens, s.layers);
+  EngineDeps deps;
+  deps.models = {&model, &model};
+  deps.make_source = [&s](int) { return std::make_unique<ScriptedSource>(s.arrivals); };
+  deps.make_scaler = [&s](int, const core::llm::LlmScalerConfig&) {
+    return std::make_unique<ScriptedScaler>(s.script);
+  };
+  absl::StatusOr<std::unique_ptr<LlmEngine>> e = LlmEngine::Create(s.config, s.policy,
+                                                                   std::move(deps));
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<LlmRunResult> r = (*e)->Run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->functions.size(), 2u);
+  for (const LlmFunctionResult& f : r->functions) {
+    EXPECT_EQ(f.scale_outs, 1) << f.name;
+    EXPECT_NEAR(f.mean_load_s, 4.0, 1e-6) << f.name;
+    EXPECT_EQ(f.completed, 20) << f.name;
+  }
+  EXPECT_EQ(r->timeline.back().prefill_instances, 4);
+}
+
+// Failures (LlmSimConfig::failures). The chain of three above; its middle member dies at 2 s
+// while it receives layer 0 from the first (which has layer 0 since 1.3 s and gets layer 1 at
+// 2.3 s). The chain closes around it: the third member now receives from the first, 1 s per
+// layer as the first delivers them: layers at 3, 4, 5, 6 s. Loads: 4.0 s and 5.7 s.
+TEST(LlmEngineFailureTest, ChainMemberDiesMidTransferAndTheScaleOutStillCompletes) {
+  Scenario s = Basic(true, 5, 1);
+  s.policy.set.source = core::llm::LoadSource::kNetworkMulticast;
+  s.policy.set.host_cache = core::blitz::HostCachePolicy::kOneCopy;
+  s.policy.set.plan.multi_chain = false;
+  s.script = {{kT0, LlmScaleDecision{3, 0, 0}}};
+  s.config.failures = {{absl::Seconds(2), 3, 0}};  // node 3 holds the chain's second member
+  for (int i = 0; i < 60; ++i) s.arrivals.push_back({kT0 + absl::Milliseconds(100 * i), 100, 4});
+  absl::StatusOr<LlmRunResult> r = RunScenario(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const LlmFunctionResult& f = r->functions[0];
+  EXPECT_EQ(f.scale_outs, 3);
+  EXPECT_EQ(f.instance_failures, 1);
+  EXPECT_EQ(f.requeued, 0);  // it served nothing yet
+  EXPECT_NEAR(f.mean_load_s, (4.0 + 5.7) / 2, 1e-6);
+  EXPECT_EQ(f.completed, f.requests);
+  EXPECT_EQ(r->timeline.back().prefill_instances, 3);  // the initial one and two loaded
+}
+
+// Serving instances die with work in flight: a prefill instance (prompts queued and prefilling,
+// KV leaving for decode) and then the only decode instance (sequences decoding, KV arriving).
+// Their sequences are re-queued and recomputed; a decode instance scaled out later finishes them.
+TEST(LlmEngineFailureTest, RequestsOnDeadInstancesAreRequeuedAndNoneIsLost) {
+  Scenario s = Basic(true, 4, 1);
+  s.config.functions[0].initial_prefill = 2;  // nodes 0 and 1; decode on node 2
+  s.config.failures = {{absl::Milliseconds(1050), 1, 0}, {absl::Milliseconds(1500), 2, -1}};
+  s.script = {{kT0 + absl::Milliseconds(1600), LlmScaleDecision{0, 1, 0}}};
+  for (int i = 0; i < 100; ++i) {
+    s.arrivals.push_back({kT0 + absl::Seconds(1) + absl::Milliseconds(10 * i), 100, 20});
+  }
+  absl::StatusOr<LlmRunResult> r = RunScenario(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const LlmFunctionResult& f = r->functions[0];
+  EXPECT_EQ(f.instance_failures, 2);
+  EXPECT_GT(f.requeued, 0);
+  EXPECT_EQ(f.requests, 100);
+  EXPECT_EQ(f.completed, 100);
+  EXPECT_EQ(f.scale_outs, 1);
+  // 3 GPUs until 1.05 s, then 2, then 1 from 1.5 s, 2 from the scale-out at 1.6 s.
+  EXPECT_NEAR(r->gpu_seconds, 3 * 1.05 + 2 * 0.45 + 1 * 0.1 + 2 * 18.4, 1e-6);
+}
+
+// The source of a load dies: the decode instance on node 1 feeds the new prefill instance on
+// node 2 (layers at 1.3 s, in flight to 2.3 s); node 1 dies at 2 s. The hop continues from the
+// host copy on node 0 (1 GB/s), restarting layer 1: layers at 3, 4, 5 s (load 4.7 s).
+TEST(LlmEngineFailureTest, LoadContinuesFromTheRemainingSourceWhenItsSourceDies) {
+  Scenario s = Basic(true, 3, 1);
+  s.policy.set.source = core::llm::LoadSource::kNetworkMulticast;
+  s.policy.set.host_cache = core::blitz::HostCachePolicy::kOneCopy;
+  s.script = {{kT0, LlmScaleDecision{1, 0, 0}}};
+  s.config.failures = {{absl::Seconds(2), 1, -1}};
+  absl::StatusOr<LlmRunResult> r = RunScenario(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->functions[0].instance_failures, 1);
+  EXPECT_NEAR(r->functions[0].mean_load_s, 4.7, 1e-6);
+  EXPECT_EQ(r->timeline.back().prefill_instances, 2);
+}
+
 // A burst on one prefill instance; a second prefill instance loads from SSD (8 s). Live scaling
 // (best-effort split) finishes the backlog earlier than stop-the-world.
 double BurstTtftP99(bool live) {
@@ -263,6 +384,30 @@ TEST(LlmEnginePropertyTest, EveryRequestCompletesOrIsRejectedAndGpuSecondsIntegr
     for (const LlmTimelinePoint& p : r->timeline) integral += p.gpus_busy * 0.1;
     EXPECT_NEAR(r->gpu_seconds, integral, 4 * 0.1 + 1e-6) << "seed " << seed;
   }
+}
+
+// Random GPU failures during a Poisson run with scale-out and scale-in: every request still
+// completes (or is rejected), whatever was on the dead instances.
+TEST(LlmEnginePropertyTest, RandomFailuresLoseNoRequest) {
+  int64_t failures = 0, requeued = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    Scenario s = Poisson(seed);
+    // A prefill instance that dies early leaves a backlog whose KV crosses the 1 GB/s NICs.
+    s.config.drain_timeout = absl::Seconds(120);
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    std::uniform_int_distribution<int> node(0, 1), gpu(0, 3), ms(500, 5500);
+    for (int k = 0; k < 2; ++k) {
+      s.config.failures.push_back({absl::Milliseconds(ms(rng)), node(rng), gpu(rng)});
+    }
+    absl::StatusOr<LlmRunResult> r = RunScenario(s);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const LlmFunctionResult& f = r->functions[0];
+    EXPECT_EQ(f.completed + f.rejected, f.requests) << "seed " << seed;
+    failures += f.instance_failures;
+    requeued += f.requeued;
+  }
+  EXPECT_GT(failures, 6);  // most failures hit an instance
+  EXPECT_GT(requeued, 0);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ class WeightedSamples {
 struct FunctionStats {
   int64_t requests = 0, completed = 0, rejected = 0, slo_met = 0;
   int64_t scale_outs = 0, scale_ins = 0, mutations = 0, live_scales = 0, preemptions = 0;
-  int64_t loads = 0;
+  int64_t loads = 0, instance_failures = 0, requeued = 0;
   double load_s_sum = 0;
   WeightedSamples ttft, tbt;
   // Since the last timeline sample.

@@ -51,6 +51,17 @@ struct BurstConfig {
   absl::Duration hold = absl::Seconds(30);
 };
 
+// A GPU, or a whole node, dies at `at` (issue 10: a broken chain member mid-transfer). The
+// instance holding the GPU dies with it: its sequences are re-queued for recompute and counted,
+// a parameter load it was receiving or forwarding is routed around it, and loads it was the
+// source of continue from the remaining sources. A node failure also loses its host cache.
+// The GPU(s) never come back.
+struct FailureConfig {
+  absl::Duration at = absl::ZeroDuration();
+  int node = 0;
+  int gpu = -1;  // -1: every GPU of the node and its host cache
+};
+
 struct LlmPolicyConfig {
   std::string label;              // shown in output; defaults to set.name
   core::llm::LlmPolicySet set;    // from core::llm::MakeLlmPolicySet
@@ -62,12 +73,18 @@ struct LlmSimConfig {
   core::net::ClusterNetSpec cluster;        // from a preset and overrides
   std::vector<LlmFunctionConfig> functions;
   std::vector<BurstConfig> bursts;
+  std::vector<FailureConfig> failures;      // applied in every run
   std::vector<LlmPolicyConfig> policies;    // runs = policies, in order
   absl::Duration duration = absl::Minutes(10);
   absl::Duration drain_timeout = absl::Minutes(2);
   absl::Duration sample_interval = absl::Milliseconds(100);  // autoscaler and timeline period
   absl::Duration instance_start = absl::Milliseconds(200);   // process start before loading
   uint64_t seed = 1;
+  // Network multicast: a scale-out round of a model that starts while an earlier round still
+  // loads joins it (its new members chain after the earlier round's loading members and the
+  // sources not already sending) instead of planning from the same sources again. false: each
+  // round is planned on its own (the engine before issue 10's remainders; for comparison).
+  bool merge_scale_rounds = true;
   std::string source_file;                  // for errors
 };
 
@@ -79,6 +96,9 @@ struct LlmFunctionResult {
   double slo_attainment = 0;  // fraction of completed requests meeting both TTFT and TBT SLOs
   int64_t scale_outs = 0, scale_ins = 0, mutations = 0, live_scales = 0, preemptions = 0;
   double mean_load_s = 0;     // mean parameter-load time of scale-outs
+  // Failures: instances that died, and sequences re-queued from them (recompute; each counted
+  // once per re-queue).
+  int64_t instance_failures = 0, requeued = 0;
 };
 
 // One sample of the timeline (every sample_interval): §6.3's throughput timeline and Fig. 16's
@@ -100,7 +120,9 @@ struct LlmRunResult {
   double mean_gpus = 0, peak_gpus = 0;
   double host_cache_gib_mean = 0, host_cache_gib_peak = 0;
   int64_t events = 0;
-  double wall_s = 0;                // host CPU time of the run (reporting only, never compared)
+  // Host wall time of the run: 0 from the simulator (it reads no clock); `sluice sim run` fills
+  // it (src/sim/cli/llm_command.cc). Reporting only, never compared.
+  double wall_s = 0;
   std::vector<LlmTimelinePoint> timeline;
 };
 

@@ -24,67 +24,76 @@ static blitz::HopSpec LocalHop(const core::net::Topology& topo, bool host, int n
   return hop;
 }
 
-// Algorithm 1's plan as a hop tree over the pool's sources; empty when no plan is possible.
-LlmEngine::LoadTree LlmEngine::MulticastTree(int fn, const std::vector<int>& insts) const {
-  LoadTree tree;
-  std::vector<blitz::Endpoint> sources = pool_->Sources(fns_[fn].model->spec().name);
+// The pool's sources of `model` with each GPU copy's current role (busy flags). Without NVLink
+// a GPU's one PCIe GPU-GPU link carries both directions (core/net/topology.h), so a decode
+// instance with a prefill instance on its node receives KV over the link it would send
+// parameters through: it is outcast-busy too (the cause of blitzscale's higher TBT p99 on
+// cluster B slices, docs/REPRODUCTION.md).
+std::vector<blitz::Endpoint> LlmEngine::LiveSources(const std::string& model) const {
+  std::vector<blitz::Endpoint> sources = pool_->Sources(model);
+  const int per_node = config_.cluster.gpus_per_node;
   for (blitz::Endpoint& s : sources) {
     if (s.kind != blitz::Endpoint::Kind::kGpuInstance || s.gpus.empty()) continue;
-    const int owner = gpu_owner_[s.node * config_.cluster.gpus_per_node + s.gpus[0]];
-    if (owner >= 0) s = EndpointOf(*insts_[owner]);
+    const int owner = gpu_owner_[s.node * per_node + s.gpus[0]];
+    if (owner < 0) continue;
+    s = EndpointOf(*insts_[owner]);
+    if (!s.incast_busy || config_.cluster.nvlink_gbps > 0) continue;
+    for (int g = 0; g < per_node; ++g) {
+      const int other = gpu_owner_[s.node * per_node + g];
+      if (other >= 0 && insts_[other]->role == BatchRole::kPrefill &&
+          insts_[other]->state == InstState::kServing) {
+        s.outcast_busy = true;
+      }
+    }
   }
+  return sources;
+}
+
+// The new instances as plan targets: not serving yet, their NICs carry nothing.
+std::vector<blitz::Endpoint> LlmEngine::TargetEndpoints(const std::vector<int>& insts) const {
   std::vector<blitz::Endpoint> targets;
   for (const int i : insts) {
     blitz::Endpoint t = EndpointOf(*insts_[i]);
-    t.outcast_busy = t.incast_busy = false;  // not serving yet: its NICs carry nothing
+    t.outcast_busy = t.incast_busy = false;
     targets.push_back(std::move(t));
   }
+  return targets;
+}
+
+// Algorithm 1's plan as a hop tree over the pool's sources; empty when no plan is possible.
+LlmEngine::LoadTree LlmEngine::MulticastTree(int fn, const std::vector<int>& insts) const {
+  LoadTree tree;
+  std::vector<blitz::Endpoint> sources = LiveSources(fns_[fn].model->spec().name);
+  const std::vector<blitz::Endpoint> targets = TargetEndpoints(insts);
   absl::StatusOr<blitz::MulticastPlan> plan =
       blitz::PlanMulticast(sources, targets, *topo_, policy_.set.plan);
   if (!plan.ok()) return tree;
   blitz::PlanHops ph = blitz::HopsOfPlan(*plan, sources, targets, *topo_);
   tree.hops = std::move(ph.hops);
   for (const int t : ph.hop_target) tree.hop_instance.push_back(insts[t]);
+  tree.hop_source.resize(tree.hops.size());
+  for (const blitz::Chain& c : plan->chains) {
+    if (c.targets.empty()) continue;
+    const auto it = std::find(ph.hop_target.begin(), ph.hop_target.end(), c.targets[0]);
+    tree.hop_source[it - ph.hop_target.begin()] = sources[c.source];
+  }
   return tree;
 }
 
-void LlmEngine::StartLoadOf(int fn, const std::vector<int>& insts) {
-  Function& f = fns_[fn];
-  const std::string& model = f.model->spec().name;
+void LlmEngine::StartLoadOf(int fn, const std::vector<int>& placed) {
+  std::vector<int> insts;  // an instance can fail while it starts
+  for (const int i : placed) {
+    if (insts_[i]->state == InstState::kStarting) insts.push_back(i);
+  }
+  if (insts.empty()) return;
   AdvanceNet();
-  LoadTree tree;
-  if (policy_.set.source == core::llm::LoadSource::kNetworkMulticast) {
-    tree = MulticastTree(fn, insts);
+  const bool network = policy_.set.source == core::llm::LoadSource::kNetworkMulticast;
+  if (!(network && config_.merge_scale_rounds && JoinRound(fn, insts))) {
+    LoadTree tree;
+    if (network) tree = MulticastTree(fn, insts);
+    if (tree.hops.empty()) tree = LocalTree(fn, insts);  // SSD / host cache, or no network source
+    NewLoad(fn, std::move(tree));
   }
-  std::vector<blitz::HopSpec>& hops = tree.hops;
-  std::vector<int>& hop_instance = tree.hop_instance;
-  if (hops.empty()) {  // SSD / host cache (or no network source at all)
-    for (const int i : insts) {
-      const Instance& in = *insts_[i];
-      hops.push_back(LocalHop(*topo_, pool_->HostHas(model, in.node), in.node, in.gpus));
-      hop_instance.push_back(i);
-    }
-  }
-  const int spec_layers = f.model->spec().num_layers;
-  std::vector<int64_t> layer_bytes(spec_layers, f.model->spec().LayerBytes().count());
-  const int l = static_cast<int>(loads_.size());
-  absl::StatusOr<blitz::LayeredMulticast> mc =
-      blitz::LayeredMulticast::Create(std::move(hops), std::move(layer_bytes), l + 1);
-  SLUICE_CHECK(mc.ok());
-  loads_.push_back(Load{});
-  Load& load = loads_.back();
-  load.mc.emplace(std::move(*mc));
-  load.hop_instance = hop_instance;
-  load.remaining = static_cast<int>(hop_instance.size());
-  active_loads_.push_back(l);
-  for (size_t h = 0; h < hop_instance.size(); ++h) {
-    Instance& in = *insts_[hop_instance[h]];
-    in.state = InstState::kLoading;
-    in.load_start = now();
-    in.load = l;
-    in.hop = static_cast<int>(h);
-  }
-  load.mc->Start(*net_, now());
   ScheduleNet();
   if (policy_.set.live != core::llm::LiveMode::kOff && deps_.plan_live) {
     for (const int i : insts) {
@@ -93,15 +102,57 @@ void LlmEngine::StartLoadOf(int fn, const std::vector<int>& insts) {
   }
 }
 
+// One root hop per instance from its node's host cache or SSD.
+LlmEngine::LoadTree LlmEngine::LocalTree(int fn, const std::vector<int>& insts) const {
+  const std::string& model = fns_[fn].model->spec().name;
+  LoadTree tree;
+  for (const int i : insts) {
+    const Instance& in = *insts_[i];
+    const bool host = pool_->HostHas(model, in.node);
+    tree.hops.push_back(LocalHop(*topo_, host, in.node, in.gpus));
+    tree.hop_instance.push_back(i);
+    blitz::Endpoint src;
+    src.kind = host ? blitz::Endpoint::Kind::kHost : blitz::Endpoint::Kind::kSsd;
+    src.node = in.node;
+    tree.hop_source.push_back(src);
+  }
+  return tree;
+}
+
+void LlmEngine::NewLoad(int fn, LoadTree tree) {
+  const core::LlmModelSpec& spec = fns_[fn].model->spec();
+  std::vector<int64_t> layer_bytes(spec.num_layers, spec.LayerBytes().count());
+  const int l = static_cast<int>(loads_.size());
+  absl::StatusOr<blitz::LayeredMulticast> mc =
+      blitz::LayeredMulticast::Create(std::move(tree.hops), std::move(layer_bytes), l + 1);
+  SLUICE_CHECK(mc.ok());
+  loads_.push_back(Load{});
+  Load& load = loads_.back();
+  load.mc.emplace(std::move(*mc));
+  load.model = spec.name;
+  load.hop_source = std::move(tree.hop_source);
+  active_loads_.push_back(l);
+  for (const int inst : tree.hop_instance) BeginLoading(l, inst);
+  load.mc->Start(*net_, now());
+}
+
+// The instance receives at the next hop of load l.
+void LlmEngine::BeginLoading(int l, int inst) {
+  Load& load = loads_[l];
+  Instance& in = *insts_[inst];
+  in.state = InstState::kLoading;
+  in.load_start = now();
+  in.load = l;
+  in.hop = static_cast<int>(load.hop_instance.size());
+  load.hop_instance.push_back(inst);
+  ++load.remaining;
+}
+
 void LlmEngine::OnLayer(int l, int hop) {
   Load& load = loads_[l];
   if (load.mc->layers_received(hop) < load.mc->num_layers()) return;
   FinishLoad(load.hop_instance[hop]);
-  if (--load.remaining == 0) {
-    load.mc.reset();
-    active_loads_.erase(std::remove(active_loads_.begin(), active_loads_.end(), l),
-                        active_loads_.end());
-  }
+  LoadMemberGone(l);
 }
 
 void LlmEngine::FinishLoad(int inst) {

@@ -198,6 +198,12 @@ void LlmEngine::StartKvTransfer(int seq) {
 
 void LlmEngine::OnKvLanded(int seq) {
   Seq& s = seqs_[seq];
+  if (insts_[s.decode_instance]->state == InstState::kFailed) {
+    // A mutated instance's own hand-off (posted, no flows) when it died meanwhile.
+    --insts_[s.decode_instance]->incoming;
+    Requeue(seq);
+    return;
+  }
   Instance& src = *insts_[s.instance];
   const int64_t kv = s.kv;
   src.batcher->ReleaseKv(seq);  // the decode side reserved its own copy (ReserveKv)

@@ -103,11 +103,13 @@ absl::Status ParseFunctions(const StrictMap& top, const internal::LlmLoadContext
         return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
                          absl::StrCat("duplicate function name '", f.name, "'"));
       }
-      // The engine's parameter pool holds one entry per model (a MaaS endpoint is a model).
-      if (g.model == f.model) {
-        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].model"),
-                         absl::StrCat("model '", f.model, "' is already served by function '",
-                                      g.name, "' (one function per model)"));
+      // Functions of one model share the engine's parameter pool entry (copies of the model
+      // on any function's instances are sources for the others' loads).
+      if (g.model == f.model && g.tp != f.tp) {
+        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].tp"),
+                         absl::StrCat("model '", f.model, "' is served by function '", g.name,
+                                      "' at tp ", g.tp, ": functions of one model share its "
+                                      "parameter copies and need the same tp"));
       }
     }
     c.functions.push_back(std::move(f));
@@ -157,6 +159,45 @@ absl::Status ParseBursts(const StrictMap& top, LlmSimConfig& c) {
   return absl::OkStatus();
 }
 
+// failures: [{at_s, node, gpu}]: gpu omitted or -1 = the whole node.
+absl::StatusOr<FailureConfig> ParseFailure(const YAML::Node& node, const std::string& field,
+                                           const LlmSimConfig& c) {
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m,
+                          StrictMap::Create(node, c.source_file, field, {"at_s", "node", "gpu"}));
+  FailureConfig f;
+  SLUICE_ASSIGN_OR_RETURN(double at, m.Double("at_s", Range::kNonNegative, std::nullopt));
+  if (absl::Seconds(at) >= c.duration)
+    return m.ErrorAt("at_s", "must be < duration_s");
+  f.at = absl::Seconds(at);
+  SLUICE_ASSIGN_OR_RETURN(int64_t n, m.Int("node", Range::kNonNegative, std::nullopt));
+  if (n >= c.cluster.nodes) {
+    return m.ErrorAt("node", absl::StrCat("must be < the cluster's ", c.cluster.nodes, " nodes"));
+  }
+  f.node = static_cast<int>(n);
+  SLUICE_ASSIGN_OR_RETURN(int64_t g, m.Int("gpu", Range::kAny, -1));
+  if (g < -1 || g >= c.cluster.gpus_per_node) {
+    return m.ErrorAt("gpu", absl::StrCat("must be -1 (the whole node) or in [0, ",
+                                         c.cluster.gpus_per_node, ")"));
+  }
+  f.gpu = static_cast<int>(g);
+  return f;
+}
+
+absl::Status ParseFailures(const StrictMap& top, LlmSimConfig& c) {
+  if (!top.Has("failures"))
+    return absl::OkStatus();
+  const YAML::Node list = top.Get("failures");
+  if (!list.IsSequence())
+    return top.ErrorAt("failures", "must be a list of {at_s, node, gpu}");
+  size_t i = 0;
+  for (const YAML::Node& item : list) {
+    SLUICE_ASSIGN_OR_RETURN(FailureConfig f,
+                            ParseFailure(item, absl::StrCat("failures[", i++, "]"), c));
+    c.failures.push_back(f);
+  }
+  return absl::OkStatus();
+}
+
 // A duration in seconds: `key` in range, at most a year.
 absl::StatusOr<absl::Duration> Seconds(const StrictMap& top, absl::string_view key, Range range,
                                        absl::Duration fallback) {
@@ -188,6 +229,8 @@ absl::Status ParseRunSettings(const StrictMap& top, LlmSimConfig& c) {
                           Seconds(top, "drain_timeout_s", Range::kNonNegative, c.drain_timeout));
   SLUICE_ASSIGN_OR_RETURN(c.instance_start,
                           Seconds(top, "instance_start_s", Range::kNonNegative, c.instance_start));
+  SLUICE_ASSIGN_OR_RETURN(c.merge_scale_rounds,
+                          top.Bool("merge_scale_rounds", c.merge_scale_rounds));
   SLUICE_ASSIGN_OR_RETURN(c.gpu, top.String("gpu", c.gpu));
   const std::vector<std::string> models = core::BuiltinLlmModelNames();
   if (!models.empty()) {
@@ -206,7 +249,8 @@ absl::StatusOr<LlmSimConfig> ParseTop(const YAML::Node& root, const std::string&
       StrictMap top, StrictMap::Create(root, path, "",
                                        {"experiment", "kind", "description", "seed", "duration_s",
                                         "sample_interval_s", "drain_timeout_s", "instance_start_s",
-                                        "gpu", "cluster", "functions", "bursts", "policies"}));
+                                        "gpu", "cluster", "functions", "bursts", "failures",
+                                        "merge_scale_rounds", "policies"}));
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, c));
   if (!top.Has("cluster"))
     return top.ErrorAt("cluster", "required field is missing");
@@ -215,6 +259,7 @@ absl::StatusOr<LlmSimConfig> ParseTop(const YAML::Node& root, const std::string&
   const internal::LlmLoadContext ctx{path, base_dir.empty() ? "." : base_dir, c.gpu, c.cluster};
   SLUICE_RETURN_IF_ERROR(ParseFunctions(top, ctx, c));
   SLUICE_RETURN_IF_ERROR(ParseBursts(top, c));
+  SLUICE_RETURN_IF_ERROR(ParseFailures(top, c));
   SLUICE_ASSIGN_OR_RETURN(c.policies, ParsePolicies(top));
   return c;
 }

@@ -210,10 +210,17 @@ TEST_F(LlmLoaderTest, FunctionErrorsNameLineAndField) {
               HasSubstr(At(7, "functions[0].disaggregated")));
   EXPECT_THAT(Error(Edit("  - name: code\n", "  - name: code\n    model: llama2-7b\n")),
               HasSubstr("duplicate"));
+  // Several functions may serve one model (they share its parameter copies), at one tp.
+  absl::StatusOr<LlmSimConfig> two = Parse(Edit("policies:",
+                                                "  - name: other\n    model: llama2-7b\n"
+                                                "    workload: {kind: poisson, rate_rps: 2}\n"
+                                                "policies:"));
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->functions.size(), 2u);
   EXPECT_THAT(Error(Edit("policies:",
-                         "  - name: other\n    model: llama2-7b\n"
+                         "  - name: other\n    model: llama2-7b\n    tp: 2\n"
                          "    workload: {kind: poisson, rate_rps: 2}\npolicies:")),
-              HasSubstr(At(8, "functions[1].model")));
+              HasSubstr(At(8, "functions[1].tp")));
   EXPECT_THAT(Error(Edit("- name: code", "- name: 'a b'")), HasSubstr(At(5, "functions[0].name")));
   EXPECT_THAT(Error("kind: llm_serving\ncluster: {preset: blitzscale-b}\nfunctions: []\n"
                     "policies: [blitzscale]\n"),
@@ -255,6 +262,31 @@ TEST_F(LlmLoaderTest, PolicyAndBurstErrorsNameLineAndField) {
   EXPECT_THAT(Error(Edit("policies: [serverless-llm, blitzscale]\n",
                          burst + "{function: code, at_s: 1, when: 3}\n")),
               HasSubstr(At(10, "bursts[0].when")));
+}
+
+TEST_F(LlmLoaderTest, FailuresAreParsedAndBadOnesNameTheField) {
+  const std::string fail = "policies: [blitzscale]\nfailures:\n  - ";
+  absl::StatusOr<LlmSimConfig> c =
+      Parse(Edit("policies: [serverless-llm, blitzscale]\n",
+                 fail + "{at_s: 12.5, node: 1, gpu: 3}\n  - {at_s: 20, node: 0}\n"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->failures.size(), 2u);
+  EXPECT_EQ(c->failures[0].at, absl::Seconds(12.5));
+  EXPECT_EQ(c->failures[0].node, 1);
+  EXPECT_EQ(c->failures[0].gpu, 3);
+  EXPECT_EQ(c->failures[1].gpu, -1);  // the whole node
+  auto bad = [&](const std::string& item) {
+    return Error(Edit("policies: [serverless-llm, blitzscale]\n", fail + item + "\n"));
+  };
+  EXPECT_THAT(bad("{at_s: 1, node: 2}"), HasSubstr(At(10, "failures[0].node")));
+  EXPECT_THAT(bad("{at_s: 1, node: 0, gpu: 8}"), HasSubstr(At(10, "failures[0].gpu")));
+  EXPECT_THAT(bad("{at_s: 1, node: 0, gpu: -2}"), HasSubstr(At(10, "failures[0].gpu")));
+  EXPECT_THAT(bad("{at_s: 60, node: 0}"), HasSubstr(At(10, "failures[0].at_s")));
+  EXPECT_THAT(bad("{node: 0}"), HasSubstr(At(10, "failures[0].at_s")));
+  EXPECT_THAT(bad("{at_s: 1, node: 0, instance: 3}"), HasSubstr(At(10, "failures[0].instance")));
+  EXPECT_THAT(Error(Edit("policies: [serverless-llm, blitzscale]\n",
+                         "policies: [blitzscale]\nfailures: {at_s: 1}\n")),
+              HasSubstr(At(9, "failures")));
 }
 
 TEST_F(LlmLoaderTest, SelectsPoliciesByLabelOrName) {

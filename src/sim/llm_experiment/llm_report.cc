@@ -54,6 +54,8 @@ Json FunctionJson(const LlmSimConfig& config, const LlmFunctionResult& f) {
   j["live_scales"] = f.live_scales;
   j["preemptions"] = f.preemptions;
   j["mean_load_s"] = Number(f.mean_load_s);
+  j["instance_failures"] = f.instance_failures;
+  j["requeued"] = f.requeued;
   return j;
 }
 
@@ -156,14 +158,16 @@ std::string LlmSummaryCsv(std::span<const LlmRunResult> runs) {
   std::string out =
       "policy,function,requests,completed,rejected,ttft_p50_ms,ttft_p99_ms,tbt_p50_ms,"
       "tbt_p99_ms,slo_attainment,scale_outs,scale_ins,mutations,live_scales,preemptions,"
-      "gpu_seconds,mean_gpus,peak_gpus,host_cache_gib_mean,host_cache_gib_peak\n";
+      "instance_failures,requeued,gpu_seconds,mean_gpus,peak_gpus,host_cache_gib_mean,"
+      "host_cache_gib_peak\n";
   for (const LlmRunResult& r : runs) {
     for (const LlmFunctionResult& f : r.functions) {
       absl::StrAppend(&out, r.policy, ",", f.name, ",", f.requests, ",", f.completed, ",",
                       f.rejected, ",", CsvNumber(f.ttft_p50_ms), ",", CsvNumber(f.ttft_p99_ms), ",",
                       CsvNumber(f.tbt_p50_ms), ",", CsvNumber(f.tbt_p99_ms), ",",
                       CsvNumber(f.slo_attainment), ",", f.scale_outs, ",", f.scale_ins, ",",
-                      f.mutations, ",", f.live_scales, ",", f.preemptions, ",");
+                      f.mutations, ",", f.live_scales, ",", f.preemptions, ",",
+                      f.instance_failures, ",", f.requeued, ",");
       absl::StrAppend(&out, CsvNumber(r.gpu_seconds), ",", CsvNumber(r.mean_gpus), ",",
                       CsvNumber(r.peak_gpus), ",", CsvNumber(r.host_cache_gib_mean), ",",
                       CsvNumber(r.host_cache_gib_peak), "\n");

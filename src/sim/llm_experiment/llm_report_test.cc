@@ -49,6 +49,8 @@ LlmRunResult MakeRun(const std::string& policy, double ttft_p99) {
   f.scale_ins = 2;
   f.mutations = 1;
   f.live_scales = 1;
+  f.instance_failures = 1;
+  f.requeued = 7;
   r.functions.push_back(f);
   r.gpu_seconds = 1200;
   r.mean_gpus = 4;
@@ -82,9 +84,10 @@ TEST(LlmReportTest, JsonHasTheContractKeys) {
   for (const char* key :
        {"ttft_p50_ms", "ttft_p99_ms", "tbt_p50_ms", "tbt_p99_ms", "slo_attainment", "scale_outs",
         "scale_ins", "mutations", "live_scales", "preemptions", "requests", "completed", "rejected",
-        "ttft_slo_ms", "tbt_slo_ms", "model"}) {
+        "ttft_slo_ms", "tbt_slo_ms", "model", "instance_failures", "requeued"}) {
     EXPECT_TRUE(f.contains(key)) << key;
   }
+  EXPECT_EQ(f["requeued"], 7);
   EXPECT_EQ(f["ttft_p99_ms"], 900);
   EXPECT_EQ(f["ttft_slo_ms"], 450);
   EXPECT_TRUE(j["runs"][1]["functions"][0]["ttft_p99_ms"].is_null());
@@ -117,7 +120,8 @@ TEST(LlmReportTest, CsvsHaveOneRowPerPointAndPerFunction) {
   EXPECT_EQ(std::count(timeline.begin(), timeline.end(), '\n'), 3);
   const std::vector<LlmRunResult> runs = {r};
   const std::string summary = LlmSummaryCsv(runs);
-  EXPECT_THAT(summary, HasSubstr("\nblitzscale,code,100,98,2,80,100,20,45,0.9,3,2,1,1,0,1200,"));
+  EXPECT_THAT(summary,
+              HasSubstr("\nblitzscale,code,100,98,2,80,100,20,45,0.9,3,2,1,1,0,1,7,1200,"));
   EXPECT_EQ(LlmTimelineFileName(r), "blitzscale_timeline.csv");
 }
 
