@@ -206,10 +206,12 @@ TEST(PipelineResultTest, GoodputSweepAndStageStats) {
   EXPECT_GT(p.held_gpu_seconds, 0);
 }
 
-// Policies without a PipelineScaler scale each stage as an ordinary function.
-TEST(PipelinePolicyTest, DiluAndHasGpuRunAPipelineUnchanged) {
+// Policies without a PipelineScaler (dilu, has-gpu, cocktail, infless) scale each stage as an
+// ordinary function; quart and inferline drive the whole pipeline (smoke test: it runs and
+// serves).
+TEST(PipelinePolicyTest, RegisteredPoliciesRunAPipeline) {
   auto perf = core::PerfModel::BuiltIn();
-  for (const char* policy : {"dilu", "has-gpu"}) {
+  for (const char* policy : {"dilu", "has-gpu", "quart", "inferline", "cocktail", "infless"}) {
     SimConfig c = NetConfig(2);
     for (core::NodeSpec& n : c.cluster.nodes)
       n.gpu_count = 4;
