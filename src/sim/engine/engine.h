@@ -139,7 +139,8 @@ class Engine : public GpuShareModel::Listener {
   core::net::Path PathBetween(const Instance& from, const Instance& to) const;
   // A request finished stage `fn` on instance `from`: on to the next stage, or done.
   void StageDone(int fn, const Request& r, int32_t from);
-  PipelineResult SummarizePipeline(int p);
+  PipelineResult SummarizePipeline(int p);  // pipeline_results.cc
+  StageResult SummarizeStage(int fn);
 
   // Pipeline scaling and CPU workers (pipeline_scaling.cc).
   void SamplePipelines(const std::vector<double>& rps);
@@ -147,6 +148,11 @@ class Engine : public GpuShareModel::Listener {
   void DecidePipeline(int p);
   void SchedulePipelineWakeup(int p);
   void ApplyStageDecision(int fn, const core::PipelineStageDecision& d);
+  void ApplyReplicaDelta(int fn, int delta);
+  void ApplyCpuDelta(int fn, int delta);
+  void DrainLeastLoaded(const std::vector<int32_t>& ids, int n);
+  // The node for a CPU worker of `cores` cores (-1: none has room); `cached`: it holds f's model.
+  int PickCpuNode(const Function& f, int cores, bool* cached) const;
   absl::Status StartCpuWorker(int fn);
   void StartCpuBatch(Instance& inst);
   int FreeCpuCores() const;

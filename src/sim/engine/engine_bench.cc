@@ -8,7 +8,7 @@
 // does not distort them; the Time column shows the wall clock.
 // BM_EngineGrowth: the same density at 100 / 1,000 / 10,000 nodes (instances and load scale with
 //   the cluster) and reports simulated seconds per wall-second.
-// BM_EnginePipeline (issue 11): 100 nodes x 4 GPUs, 40 pipelines of 4 stages (the built-in models,
+// BM_EnginePipeline (issue 11): 100 nodes x 4 GPUs, 32 pipelines of 4 stages (the built-in models,
 //   8 instances per stage under MPS-r, 4 MB of activations per hop crossing the flow network),
 //   Poisson load at ~half the first stage's capacity, 20 s.
 #include <algorithm>
@@ -104,7 +104,7 @@ BENCHMARK(BM_EngineEventsPerSecond)->Arg(20)->Unit(benchmark::kMillisecond)->Ite
 void BM_EngineGrowth(benchmark::State& state) {
   RunBench(state, static_cast<int>(state.range(0)), absl::Seconds(2));
 }
-// 40 pipelines x 4 stages x 8 instances on 100 x 4 GPUs (0.8 per GPU, as above).
+// 32 pipelines x 4 stages x 8 instances on 100 x 4 GPUs (2.56 per GPU at share 0.3).
 SimConfig PipelineBenchConfig(absl::Duration horizon) {
   SimConfig c;
   c.experiment = "engine-bench-pipeline";
@@ -114,7 +114,7 @@ SimConfig PipelineBenchConfig(absl::Duration horizon) {
   c.horizon = horizon;
   c.drain_timeout = absl::Seconds(30);
   const char* models[] = {"resnet152", "vgg19", "bert-base", "roberta-large"};
-  for (int p = 0; p < 40; ++p) {
+  for (int p = 0; p < 32; ++p) {
     PipelineConfig pc;
     pc.name = absl::StrCat("p", p);
     pc.slo = absl::Seconds(1);

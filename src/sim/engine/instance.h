@@ -1,7 +1,7 @@
 // Instance: one deployed copy of a function (a serving replica, a training job's workers, or a
-// pipeline stage's CPU worker, which holds no GPU) as
-// the simulator sees it: lifecycle state, the GPUs it holds, its queue of dispatched requests and
-// the batch it executes. Owned by the engine (engine.h); not thread-safe.
+// pipeline stage's CPU worker, which holds no GPU) as the simulator sees it: lifecycle state, the
+// GPUs it holds, its queue of dispatched requests and the batch it executes. Owned by the engine
+// (engine.h); not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_INSTANCE_H_
 #define SLUICE_SIM_ENGINE_INSTANCE_H_
 

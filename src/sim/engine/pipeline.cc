@@ -34,80 +34,104 @@ double Gbps(core::Bandwidth b) {
   return b.bytes_per_second() * 8.0 / 1e9;
 }
 
+using NameIndex = absl::flat_hash_map<std::string, size_t>;
+
+// Pipeline p's own fields, and that each stages[j] names a function that is its stage j.
+absl::Status CheckPipeline(const SimConfig& c, size_t p, const NameIndex& fns,
+                           std::string_view file) {
+  const PipelineConfig& pc = c.pipelines[p];
+  if (pc.stages.empty())
+    return PipeError(file, p, pc, "stages", "must name at least one stage function");
+  if (pc.slo <= absl::ZeroDuration())
+    return PipeError(file, p, pc, "slo", "must be > 0");
+  if (pc.slo_base < absl::ZeroDuration())
+    return PipeError(file, p, pc, "slo_base", "must be >= 0");
+  for (const double m : pc.slo_multipliers) {
+    if (!(m > 0) || !std::isfinite(m))
+      return PipeError(file, p, pc, "slo_multipliers", "each must be a finite number > 0");
+  }
+  for (size_t j = 0; j < pc.stages.size(); ++j) {
+    const std::string field = absl::StrCat("stages[", j, "]");
+    auto it = fns.find(pc.stages[j]);
+    if (it == fns.end())
+      return PipeError(file, p, pc, field, absl::StrCat("names no function '", pc.stages[j], "'"));
+    const FunctionConfig& fc = c.functions[it->second];
+    if (!fc.stage || fc.stage->pipeline != pc.name || fc.stage->index != static_cast<int>(j) ||
+        fc.stage->count != static_cast<int>(pc.stages.size())) {
+      return PipeError(file, p, pc, field,
+                       absl::StrCat("function '", fc.name, "' must have stage {pipeline: ", pc.name,
+                                    ", index: ", j, ", count: ", pc.stages.size(), "}"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Function i's stage section (when it has one).
+absl::Status CheckStageEntry(const SimConfig& c, size_t i, const NameIndex& pipes,
+                             std::string_view file) {
+  const FunctionConfig& fc = c.functions[i];
+  if (!fc.stage)
+    return absl::OkStatus();
+  const PipelineStageConfig& st = *fc.stage;
+  if (!pipes.contains(st.pipeline)) {
+    return StageError(file, i, fc, "stage.pipeline",
+                      absl::StrCat("names no pipeline '", st.pipeline, "'"));
+  }
+  if (st.index < 0 || st.index >= st.count)
+    return StageError(file, i, fc, "stage.index", "must be in [0, stage.count)");
+  if (st.activation_out.count() < 0)
+    return StageError(file, i, fc, "stage.activation_out", "must be >= 0");
+  if (fc.training)
+    return StageError(file, i, fc, "training", "a pipeline stage cannot be a training job");
+  const core::PipelineCpuProfile& cpu = st.traits.cpu;
+  if (!(cpu.cpu_slowdown >= 0) || !std::isfinite(cpu.cpu_slowdown))
+    return StageError(file, i, fc, "stage.cpu_slowdown", "must be a finite number >= 0");
+  if (cpu.cpu_slowdown > 0 && (cpu.cores_per_worker < 1 || cpu.max_workers < 0)) {
+    return StageError(file, i, fc, "stage.cores_per_worker",
+                      "must be >= 1 (and max_workers >= 0) when cpu_slowdown > 0");
+  }
+  return absl::OkStatus();
+}
+
+// SimConfig::network, when set, must be valid and cover the cluster.
+absl::Status CheckNetwork(const SimConfig& c, std::string_view file) {
+  if (!c.network)
+    return absl::OkStatus();
+  const std::string f(file);
+  if (absl::Status s = core::net::ValidateNetSpec(*c.network); !s.ok())
+    return common::InputError({f, 0}, "network", s.message());
+  if (c.network->nodes != static_cast<int>(c.cluster.nodes.size())) {
+    return common::InputError({f, 0}, "network.nodes",
+                              absl::StrCat("is ", c.network->nodes, " but the cluster has ",
+                                           c.cluster.nodes.size(), " nodes"));
+  }
+  for (const core::NodeSpec& n : c.cluster.nodes) {
+    if (n.gpu_count > c.network->gpus_per_node) {
+      return common::InputError({f, 0}, "network.gpus_per_node",
+                                absl::StrCat("is ", c.network->gpus_per_node, " but node ", n.name,
+                                             " has ", n.gpu_count, " GPUs"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Engine::CheckPipelines(std::string_view file) const {
-  absl::flat_hash_map<std::string, size_t> fn_index, pipe_index;
+  NameIndex fns, pipes;
   for (size_t i = 0; i < config_.functions.size(); ++i)
-    fn_index.emplace(config_.functions[i].name, i);
+    fns.emplace(config_.functions[i].name, i);
   for (size_t p = 0; p < config_.pipelines.size(); ++p) {
     const PipelineConfig& pc = config_.pipelines[p];
     if (pc.name.empty())
       return PipeError(file, p, pc, "name", "must not be empty");
-    if (!pipe_index.emplace(pc.name, p).second)
+    if (!pipes.emplace(pc.name, p).second)
       return PipeError(file, p, pc, "name", "repeats an earlier pipeline's name");
-    if (pc.stages.empty())
-      return PipeError(file, p, pc, "stages", "must name at least one stage function");
-    if (pc.slo <= absl::ZeroDuration())
-      return PipeError(file, p, pc, "slo", "must be > 0");
-    if (pc.slo_base < absl::ZeroDuration())
-      return PipeError(file, p, pc, "slo_base", "must be >= 0");
-    for (const double m : pc.slo_multipliers) {
-      if (!(m > 0) || !std::isfinite(m))
-        return PipeError(file, p, pc, "slo_multipliers", "each must be a finite number > 0");
-    }
-    for (size_t j = 0; j < pc.stages.size(); ++j) {
-      const std::string field = absl::StrCat("stages[", j, "]");
-      auto it = fn_index.find(pc.stages[j]);
-      if (it == fn_index.end())
-        return PipeError(file, p, pc, field,
-                         absl::StrCat("names no function '", pc.stages[j], "'"));
-      const FunctionConfig& fc = config_.functions[it->second];
-      if (!fc.stage || fc.stage->pipeline != pc.name || fc.stage->index != static_cast<int>(j) ||
-          fc.stage->count != static_cast<int>(pc.stages.size())) {
-        return PipeError(file, p, pc, field,
-                         absl::StrCat("function '", fc.name, "' must have stage {pipeline: ",
-                                      pc.name, ", index: ", j, ", count: ", pc.stages.size(), "}"));
-      }
-    }
+    SLUICE_RETURN_IF_ERROR(CheckPipeline(config_, p, fns, file));
   }
-  for (size_t i = 0; i < config_.functions.size(); ++i) {
-    const FunctionConfig& fc = config_.functions[i];
-    if (!fc.stage)
-      continue;
-    const PipelineStageConfig& st = *fc.stage;
-    if (!pipe_index.contains(st.pipeline))
-      return StageError(file, i, fc, "stage.pipeline",
-                        absl::StrCat("names no pipeline '", st.pipeline, "'"));
-    if (st.index < 0 || st.index >= st.count)
-      return StageError(file, i, fc, "stage.index", "must be in [0, stage.count)");
-    if (st.activation_out.count() < 0)
-      return StageError(file, i, fc, "stage.activation_out", "must be >= 0");
-    if (fc.training)
-      return StageError(file, i, fc, "training", "a pipeline stage cannot be a training job");
-    const core::PipelineCpuProfile& cpu = st.traits.cpu;
-    if (!(cpu.cpu_slowdown >= 0) || !std::isfinite(cpu.cpu_slowdown))
-      return StageError(file, i, fc, "stage.cpu_slowdown", "must be a finite number >= 0");
-    if (cpu.cpu_slowdown > 0 && (cpu.cores_per_worker < 1 || cpu.max_workers < 0))
-      return StageError(file, i, fc, "stage.cores_per_worker",
-                        "must be >= 1 (and max_workers >= 0) when cpu_slowdown > 0");
-  }
-  if (!config_.network)
-    return absl::OkStatus();
-  const std::string f(file);
-  if (absl::Status s = core::net::ValidateNetSpec(*config_.network); !s.ok())
-    return common::InputError({f, 0}, "network", s.message());
-  if (config_.network->nodes != static_cast<int>(config_.cluster.nodes.size()))
-    return common::InputError({f, 0}, "network.nodes",
-                              absl::StrCat("is ", config_.network->nodes, " but the cluster has ",
-                                           config_.cluster.nodes.size(), " nodes"));
-  for (const core::NodeSpec& n : config_.cluster.nodes) {
-    if (n.gpu_count > config_.network->gpus_per_node)
-      return common::InputError({f, 0}, "network.gpus_per_node",
-                                absl::StrCat("is ", config_.network->gpus_per_node, " but node ",
-                                             n.name, " has ", n.gpu_count, " GPUs"));
-  }
-  return absl::OkStatus();
+  for (size_t i = 0; i < config_.functions.size(); ++i)
+    SLUICE_RETURN_IF_ERROR(CheckStageEntry(config_, i, pipes, file));
+  return CheckNetwork(config_, file);
 }
 
 // Only a pipeline's first stage takes arrivals from a workload (also a variant's override).
@@ -339,58 +363,6 @@ void Engine::StageDone(int fn, const Request& r, int32_t from) {
   Request nr = r;
   nr.arrival = now;
   Dispatch(st.next_fn, nr);
-}
-
-PipelineResult Engine::SummarizePipeline(int p) {
-  PipelineState& ps = pipes_[p];
-  const PipelineConfig& pc = *ps.config;
-  PipelineResult r;
-  r.name = pc.name;
-  r.requests = fns_[ps.stages.front()].metrics.requests();
-  std::vector<double> lat = ps.latency_ms;
-  std::sort(lat.begin(), lat.end());
-  r.completed = static_cast<int64_t>(lat.size());
-  r.dropped = std::max<int64_t>(0, r.requests - r.completed);
-  double sum = 0;
-  for (double v : lat)
-    sum += v;
-  r.mean_ms = lat.empty() ? 0 : sum / static_cast<double>(lat.size());
-  r.p50_ms = NearestRank(lat, 0.5);
-  r.p75_ms = NearestRank(lat, 0.75);
-  r.p95_ms = NearestRank(lat, 0.95);
-  r.p99_ms = NearestRank(lat, 0.99);
-  const double horizon_s = absl::ToDoubleSeconds(config_.horizon);
-  const double req = static_cast<double>(r.requests);
-  auto within = [&](double ms) {
-    return static_cast<double>(std::upper_bound(lat.begin(), lat.end(), ms) - lat.begin());
-  };
-  const double ok = within(absl::ToDoubleMilliseconds(pc.slo));
-  r.svr = req > 0 ? (req - ok) / req : 0;
-  r.goodput_rps = ok / horizon_s;
-  for (const double m : pc.slo_multipliers) {
-    const double w = within(absl::ToDoubleMilliseconds(pc.slo_base) * m);
-    r.sweep_goodput_rps.push_back(w / horizon_s);
-    r.sweep_slo_satisfaction.push_back(req > 0 ? w / req : 0);
-  }
-  for (int fn : ps.stages) {
-    Function& f = fns_[fn];
-    StageState& st = *f.stage;
-    r.held_gpu_seconds += f.held.share_seconds(horizon_);
-    StageResult s;
-    s.function = f.config->name;
-    s.mean_queue_length = st.waiting.Mean(horizon_);
-    s.arrival_cv = st.gaps_run.Cv(0.0);
-    const double servers = st.servers.Mean(horizon_);
-    s.utilisation = servers > 0 ? std::min(1.0, st.busy.Mean(horizon_) / servers) : 0.0;
-    s.mean_replicas = st.gpu_replicas.Mean(horizon_);
-    s.mean_cpu_workers = st.cpu_deployed.Mean(horizon_);
-    s.mean_sojourn_ms = st.sojourn_run.Mean() * 1000.0;
-    s.mean_transfer_ms = st.transfer.Mean() * 1000.0;
-    s.cold_starts = f.metrics.cold_starts();
-    s.key_stage_ever = st.key_ever;
-    r.stages.push_back(std::move(s));
-  }
-  return r;
 }
 
 }  // namespace sluice::sim

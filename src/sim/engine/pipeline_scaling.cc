@@ -91,18 +91,22 @@ void Engine::SchedulePipelineWakeup(int p) {
   });
 }
 
-// Replica deltas are clamped to [min_instances, max_instances]; CPU workers to
-// [0, cpu.max_workers], and none for a stage that cannot run on CPU (cpu_slowdown 0).
 void Engine::ApplyStageDecision(int fn, const core::PipelineStageDecision& d) {
-  Function& f = fns_[fn];
-  StageState& st = *f.stage;
-  const int deployed = static_cast<int>(f.deployed.size());
-  const int target = std::clamp(deployed + d.replica_delta, f.config->min_instances,
-                                std::max(f.config->min_instances, f.config->max_instances));
   if (d.replica_delta != 0 || d.cpu_worker_delta != 0) {
-    Log(fn, "pipeline_scale replicas=", deployed, "->", target, " cpu_delta=", d.cpu_worker_delta,
-        " key=", st.key ? 1 : 0);
+    Log(fn, "pipeline_scale replicas=", fns_[fn].deployed.size(), " delta=", d.replica_delta,
+        " cpu_delta=", d.cpu_worker_delta, " key=", fns_[fn].stage->key ? 1 : 0);
   }
+  ApplyReplicaDelta(fn, d.replica_delta);
+  if (error_.ok())
+    ApplyCpuDelta(fn, d.cpu_worker_delta);
+}
+
+// To deployed + delta, clamped to [min_instances, max_instances].
+void Engine::ApplyReplicaDelta(int fn, int delta) {
+  Function& f = fns_[fn];
+  const int deployed = static_cast<int>(f.deployed.size());
+  const int target = std::clamp(deployed + delta, f.config->min_instances,
+                                std::max(f.config->min_instances, f.config->max_instances));
   while (static_cast<int>(f.deployed.size()) < target) {
     absl::Status s = PlaceInstance(fn, /*initial=*/false);
     if (absl::IsResourceExhausted(s)) {
@@ -114,35 +118,36 @@ void Engine::ApplyStageDecision(int fn, const core::PipelineStageDecision& d) {
       return;
     }
   }
-  if (static_cast<int>(f.deployed.size()) > target) {
-    std::vector<core::ScaleInCandidate> candidates;
-    for (int32_t id : f.deployed) {
-      const Instance& inst = *instances_[id];
-      candidates.push_back({id, inst.state() == InstanceState::kWarm, inst.outstanding()});
-    }
-    const int excess = static_cast<int>(f.deployed.size()) - target;
-    for (int64_t id : core::PickScaleIn(std::move(candidates), excess))
-      Drain(static_cast<int32_t>(id));
-  }
-  const core::PipelineCpuProfile& cpu = f.config->stage->traits.cpu;
+  if (static_cast<int>(f.deployed.size()) > target)
+    DrainLeastLoaded(f.deployed, static_cast<int>(f.deployed.size()) - target);
+}
+
+// Within [0, cpu.max_workers]; none for a stage that cannot run on CPU (cpu_slowdown 0).
+void Engine::ApplyCpuDelta(int fn, int delta) {
+  StageState& st = *fns_[fn].stage;
+  const core::PipelineCpuProfile& cpu = fns_[fn].config->stage->traits.cpu;
   const int workers = static_cast<int>(st.cpu_workers.size());
   const int max_workers = cpu.cpu_slowdown > 0 ? cpu.max_workers : 0;
-  const int want = std::clamp(workers + d.cpu_worker_delta, 0, std::max(workers, max_workers));
+  const int want = std::clamp(workers + delta, 0, std::max(workers, max_workers));
   for (int k = workers; k < std::min(want, max_workers); ++k) {
     if (absl::Status s = StartCpuWorker(fn); !s.ok()) {
       Log(fn, "cpu_place_failed workers=", st.cpu_workers.size(), " desired=", want);
       break;
     }
   }
-  if (want < workers) {
-    std::vector<core::ScaleInCandidate> candidates;
-    for (int32_t id : st.cpu_workers) {
-      const Instance& inst = *instances_[id];
-      candidates.push_back({id, inst.state() == InstanceState::kWarm, inst.outstanding()});
-    }
-    for (int64_t id : core::PickScaleIn(std::move(candidates), workers - want))
-      Drain(static_cast<int32_t>(id));
+  if (want < workers)
+    DrainLeastLoaded(st.cpu_workers, workers - want);
+}
+
+// Drains `n` of `ids` in core::PickScaleIn's order (starting first, then least loaded, newest).
+void Engine::DrainLeastLoaded(const std::vector<int32_t>& ids, int n) {
+  std::vector<core::ScaleInCandidate> candidates;
+  for (int32_t id : ids) {
+    const Instance& inst = *instances_[id];
+    candidates.push_back({id, inst.state() == InstanceState::kWarm, inst.outstanding()});
   }
+  for (int64_t id : core::PickScaleIn(std::move(candidates), n))
+    Drain(static_cast<int32_t>(id));
 }
 
 int Engine::FreeCpuCores() const {
@@ -167,24 +172,30 @@ std::vector<core::NodeId> Engine::CachedOn(const Function& f) const {
 // cache (then: the most free cores, then the lowest index). Start: ColdStartConfig::
 // cpu_worker_start, plus reading the parameters from storage on a host-cache miss. A CPU worker
 // is not a cold start (FunctionResult::cold_starts counts GPU replicas).
+int Engine::PickCpuNode(const Function& f, int cores, bool* cached) const {
+  int best = -1;
+  int best_free = 0;
+  *cached = false;
+  for (size_t n = 0; n < cpu_used_.size(); ++n) {
+    const int free_cores = config_.cluster.nodes[n].cpu_cores - cpu_used_[n];
+    const bool hit = config_.cold_start.host_cache && host_cache_[n].Contains(f.model);
+    if (free_cores < cores)
+      continue;
+    if (best < 0 || (hit && !*cached) || (hit == *cached && free_cores > best_free)) {
+      best = static_cast<int>(n);
+      *cached = hit;
+      best_free = free_cores;
+    }
+  }
+  return best;
+}
+
 absl::Status Engine::StartCpuWorker(int fn) {
   Function& f = fns_[fn];
   StageState& st = *f.stage;
   const int cores = f.config->stage->traits.cpu.cores_per_worker;
-  int best = -1;
   bool best_cached = false;
-  int best_free = 0;
-  for (size_t n = 0; n < cpu_used_.size(); ++n) {
-    const int free = config_.cluster.nodes[n].cpu_cores - cpu_used_[n];
-    const bool cached = config_.cold_start.host_cache && host_cache_[n].Contains(f.model);
-    if (free < cores)
-      continue;
-    if (best < 0 || (cached && !best_cached) || (cached == best_cached && free > best_free)) {
-      best = static_cast<int>(n);
-      best_cached = cached;
-      best_free = free;
-    }
-  }
+  const int best = PickCpuNode(f, cores, &best_cached);
   if (best < 0)
     return absl::ResourceExhaustedError(absl::StrCat("no node has ", cores, " free CPU cores"));
   const int32_t id = static_cast<int32_t>(instances_.size());

@@ -3,6 +3,7 @@
 // latency = the sum of its parts, pipeline results, and policies without a pipeline scaler (each
 // stage scales on its own: dilu, has-gpu) running a pipeline unchanged.
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -206,10 +207,12 @@ TEST(PipelineResultTest, GoodputSweepAndStageStats) {
   EXPECT_GT(p.held_gpu_seconds, 0);
 }
 
-// Policies without a PipelineScaler scale each stage as an ordinary function.
-TEST(PipelinePolicyTest, DiluAndHasGpuRunAPipelineUnchanged) {
+// Policies without a PipelineScaler (dilu, has-gpu, cocktail, infless) scale each stage as an
+// ordinary function; quart and inferline drive the whole pipeline (smoke test: it runs and
+// serves).
+TEST(PipelinePolicyTest, RegisteredPoliciesRunAPipeline) {
   auto perf = core::PerfModel::BuiltIn();
-  for (const char* policy : {"dilu", "has-gpu"}) {
+  for (const char* policy : {"dilu", "has-gpu", "quart", "inferline", "cocktail", "infless"}) {
     SimConfig c = NetConfig(2);
     for (core::NodeSpec& n : c.cluster.nodes)
       n.gpu_count = 4;
@@ -234,6 +237,11 @@ TEST(PipelinePolicyTest, DiluAndHasGpuRunAPipelineUnchanged) {
     EXPECT_GT(p.completed, 0.9 * p.requests) << policy;
     EXPECT_EQ(p.stages.size(), 3u);
     EXPECT_EQ(r->functions[2].completed, p.completed) << policy;
+    std::printf("%-9s %lld/%lld p50 %.1f ms p99 %.1f ms replicas %.2f %.2f %.2f key %d%d%d\n",
+                policy, static_cast<long long>(p.completed), static_cast<long long>(p.requests),
+                p.p50_ms, p.p99_ms, p.stages[0].mean_replicas, p.stages[1].mean_replicas,
+                p.stages[2].mean_replicas, p.stages[0].key_stage_ever, p.stages[1].key_stage_ever,
+                p.stages[2].key_stage_ever);
     // Packed stages on one GPU hand over instantly; the parts still add up.
     double parts = 0;
     for (const StageResult& s : p.stages)
@@ -242,6 +250,51 @@ TEST(PipelinePolicyTest, DiluAndHasGpuRunAPipelineUnchanged) {
       EXPECT_NEAR(p.mean_ms, parts, 1e-6 * p.mean_ms) << policy;
     }
   }
+}
+
+}  // namespace
+}  // namespace sluice::sim
+
+namespace sluice::sim {
+namespace {
+
+// quart (merged from i11-quartpol) drives the pipeline through its PipelineScaler: under a load a
+// single replica per stage cannot carry it scales stages out, marks key stages, serves the load.
+TEST(PipelinePolicyTest, QuartScalesAnOverloadedPipeline) {
+  auto perf = core::PerfModel::BuiltIn();
+  SimConfig c = NetConfig(4);
+  for (core::NodeSpec& n : c.cluster.nodes)
+    n.gpu_count = 4;
+  c.network->gpus_per_node = 4;
+  c.horizon = absl::Seconds(30);
+  const char* models[] = {"bert-base", "resnet152", "vgg19"};
+  for (int i = 0; i < 3; ++i) {
+    FunctionConfig f = StageFunction("p", i, 3, models[i], core::Bytes(i < 2 ? 4'000'000 : 0));
+    f.quota = core::SmQuota{0.3, 0.6};
+    f.max_batch = 4;
+    f.max_queue_delay = absl::Milliseconds(5);
+    f.slo = absl::Milliseconds(200);
+    f.max_instances = 8;
+    c.functions.push_back(f);
+  }
+  c.functions[0].workload = testing::Poisson(150);
+  c.pipelines = {PipelineOf("p", c.functions, absl::Milliseconds(600))};
+  auto r = RunSimulation(c, PolicyConfig{"quart", "", {}}, WorkloadVariant{}, *perf, "p.yaml");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const PipelineResult& p = r->pipelines[0];
+  double replicas = 0;
+  bool key = false;
+  for (const StageResult& s : p.stages) {
+    replicas += s.mean_replicas;
+    key = key || s.key_stage_ever;
+  }
+  std::printf("quart overload: %lld/%lld p50 %.1f p99 %.1f replicas %.2f %.2f %.2f\n",
+              static_cast<long long>(p.completed), static_cast<long long>(p.requests), p.p50_ms,
+              p.p99_ms, p.stages[0].mean_replicas, p.stages[1].mean_replicas,
+              p.stages[2].mean_replicas);
+  EXPECT_GT(replicas, 3.5);
+  EXPECT_TRUE(key);
+  EXPECT_GT(p.completed, 0.9 * p.requests);
 }
 
 }  // namespace

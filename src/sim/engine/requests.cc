@@ -163,30 +163,23 @@ void Engine::FinishBatch(Instance& inst) {
   Function& f = fns_[inst.function()];
   const absl::Time now = env_.Now();
   const int64_t old = inst.outstanding();
-  for (const Request& r : inst.batch)
-    f.metrics.OnCompletion(now - r.arrival);
   const int64_t n = static_cast<int64_t>(inst.batch.size());
   const int32_t id = static_cast<int32_t>(inst.id().value());
-  if (f.stage == nullptr) {
-    inst.batch.clear();
-  } else {
-    // Hand-offs may complete transfers into this very instance and start its next batch.
-    RequestBatch done;
+  for (const Request& r : inst.batch)
+    f.metrics.OnCompletion(now - r.arrival);
+  // A pipeline stage takes the batch out first: hand-offs may reach this very instance.
+  RequestBatch done;
+  if (f.stage != nullptr) {
     done.swap(inst.batch);
     f.stage->busy.Add(now, -1);
-    if (inst.state() == InstanceState::kWarm)
-      f.gateway.UpdateLoad(id, old, old - n);
-    Log(inst.function(), "batch_done inst=", id, " size=", n);
-    for (const Request& r : done)
-      StageDone(inst.function(), r, id);
-    MaybeStartBatch(inst);
-    if (inst.state() == InstanceState::kDraining && inst.idle())
-      Retire(id);
-    return;
+  } else {
+    inst.batch.clear();
   }
   if (inst.state() == InstanceState::kWarm)
     f.gateway.UpdateLoad(id, old, old - n);
   Log(inst.function(), "batch_done inst=", id, " size=", n);
+  for (const Request& r : done)
+    StageDone(inst.function(), r, id);
   MaybeStartBatch(inst);
   if (inst.state() == InstanceState::kDraining && inst.idle())
     Retire(id);
