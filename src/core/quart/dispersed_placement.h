@@ -6,6 +6,9 @@
 #ifndef SLUICE_CORE_QUART_DISPERSED_PLACEMENT_H_
 #define SLUICE_CORE_QUART_DISPERSED_PLACEMENT_H_
 
+#include <set>
+#include <span>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -60,6 +63,33 @@ struct PlacementOutcome {
 // 0 when there are no key instances or no positions. In [0, log M].
 double KlFromUniform(const std::vector<int>& counts);
 
+// Live per-node view (free GPUs, key instances) ordered for the two greedy choices. Place()
+// builds one per call; QuartPlacement (quart_placement.h) keeps one across calls and updates
+// only the node a commit touched, so one instance costs O(log M) instead of O(M log M).
+class DispersedNodeIndex {
+ public:
+  explicit DispersedNodeIndex(int nodes) : free_(nodes, 0), keys_(nodes, 0) {
+    for (int i = 0; i < nodes; ++i)
+      by_free_.insert({0, i});
+  }
+  int size() const { return static_cast<int>(free_.size()); }
+  // Sets node i's free GPUs and key instances (negative values count as 0). O(log M).
+  void Set(int i, int free_gpus, int key_instances);
+  // Most dispersed node with room: fewest key instances, then most free GPUs. -1 if none.
+  int DispersedChoice(int gpus) const;
+  // Best-fit node with room: fewest free GPUs that still fit. -1 if none.
+  int BestFit(int gpus) const;
+  int free(int i) const { return free_[i]; }
+  int keys(int i) const { return keys_[i]; }
+  const std::vector<int>& key_counts() const { return keys_; }
+
+ private:
+  std::vector<int> free_;
+  std::vector<int> keys_;
+  std::set<std::tuple<int, int, int>> by_key_;  // (keys, -free, node), nodes with room only
+  std::set<std::pair<int, int>> by_free_;       // (free, node)
+};
+
 class DispersedPlacement {
  public:
   // InvalidArgument naming the field when cache_slack < 0.
@@ -77,6 +107,12 @@ class DispersedPlacement {
   // Cost: O((R + M) log M + sum over key requests of the caching nodes scanned).
   PlacementOutcome Place(const std::vector<CacheNode>& nodes,
                          const std::vector<StageRequest>& requests) const;
+
+  // The rule above for one instance over a live index: `caching` lists the indices of the nodes
+  // whose host cache holds the instance's parameters. Returns a node index with at least `gpus`
+  // free GPUs, or -1 when none has room. Does not change `index`.
+  int Choose(const DispersedNodeIndex& index, bool key, int gpus,
+             std::span<const int> caching) const;
 
  private:
   explicit DispersedPlacement(const DispersedPlacementConfig& c) : config_(c) {}

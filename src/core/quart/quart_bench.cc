@@ -2,7 +2,10 @@
 // Observe + Decide for 1,250 eight-stage pipelines (every stage through detection, the PID,
 // smoothing and CPU compensation; loads drawn so some stages congest and some have surplus), and
 // DispersedPlacement of 10,000 stage instances (30 % key) on 1,250 nodes x 8 GPUs with 4 cached
-// stages per node. Fixed seed. Run: BUILD_DIR=build scripts/build quart_bench &&
+// stages per node; the PID corrector alone at 10,000 stages; and QuartPlacement, the
+// PlacementPolicy the quart set uses, placing 10,000 instances one by one through ClusterState
+// (each committed and reported, as the simulator does). Fixed seed. Run: BUILD_DIR=build
+// scripts/build quart_bench &&
 //   build/src/core/quart/quart_bench
 #include <memory>
 #include <random>
@@ -11,6 +14,8 @@
 #include "benchmark/benchmark.h"
 
 #include "core/quart/dispersed_placement.h"
+#include "core/quart/pid_corrector.h"
+#include "core/quart/quart_placement.h"
 #include "core/quart/quart_scaler.h"
 
 namespace sluice::core {
@@ -98,6 +103,79 @@ void BM_DispersedPlacement(benchmark::State& state) {
   state.counters["kl_random"] = KlFromUniform(keys);
 }
 BENCHMARK(BM_DispersedPlacement)->Arg(80)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+void BM_PidCorrector(benchmark::State& state) {
+  const int stages = static_cast<int>(state.range(0));
+  std::vector<PidCorrector> pids(stages, *PidCorrector::Create({}));
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> u(-1.0, 4.0);
+  std::vector<double> errors(stages);
+  for (double& e : errors)
+    e = u(rng);
+  for (auto _ : state) {
+    double sum = 0;
+    for (int i = 0; i < stages; ++i)
+      sum += pids[i].Update(errors[i], absl::Seconds(1), false);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["stages"] = stages;
+}
+BENCHMARK(BM_PidCorrector)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// Places `requests` instances (30 % key, 4 cached nodes each) one by one on requests / 8
+// (fill 1: the cluster ends full) or requests / 4 nodes (fill 2: half full) x 8 GPUs, committing
+// each; the cluster is rebuilt outside the timing each iteration. kl_random: the same stream
+// placed on uniformly random nodes with room.
+void BM_QuartPlacementPolicy(benchmark::State& state) {
+  const int requests = static_cast<int>(state.range(0));
+  const int nodes = std::max(1, requests / (8 / static_cast<int>(state.range(1))));
+  NodeSpec node;
+  node.gpu_count = 8;
+  std::mt19937 rng(42);
+  std::vector<InstanceDemand> demands(requests);
+  for (int r = 0; r < requests; ++r) {
+    InstanceDemand& d = demands[r];
+    d.function = FunctionId(r / kStagesPerPipeline);
+    d.instance = InstanceId(r);
+    d.memory_per_gpu = Bytes::GiB(10);
+    d.pipeline_stage = r % kStagesPerPipeline;
+    d.key_stage = rng() % 10 < 3;
+    for (int k = 0; k < 4; ++k)
+      d.cached_on.push_back(NodeId(rng() % nodes));
+  }
+  double kl = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    ClusterState cluster(ClusterSpec::Uniform(nodes, node));
+    auto placement = *QuartPlacement::Create({});
+    state.ResumeTiming();
+    for (const InstanceDemand& d : demands) {
+      absl::StatusOr<std::vector<GpuId>> gpus = placement->Place(d, cluster);
+      if (!gpus.ok())
+        continue;
+      const Allocation a{d.instance, d.function, gpus->front(), d.memory_per_gpu, SmQuota{1, 1}};
+      if (cluster.Add(a).ok())
+        placement->OnAdded(a, cluster);
+    }
+    kl = placement->KeyKl();
+  }
+  state.counters["kl_after"] = kl;
+  std::vector<int> free(nodes, 8), keys(nodes, 0);
+  for (const InstanceDemand& d : demands) {
+    int j = static_cast<int>(rng() % nodes);
+    for (int tries = 0; free[j] == 0 && tries < nodes; ++tries)
+      j = (j + 1) % nodes;
+    if (free[j] == 0)
+      continue;
+    --free[j];
+    keys[j] += d.key_stage;
+  }
+  state.counters["kl_random"] = KlFromUniform(keys);
+}
+BENCHMARK(BM_QuartPlacementPolicy)
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice::core

@@ -56,6 +56,14 @@ absl::StatusOr<std::unique_ptr<PolicySet>> MakeInflessLimitPolicySet(
 absl::StatusOr<std::unique_ptr<PolicySet>> MakeInflessRequestPolicySet(
     std::span<const PolicyParam> params, const std::string& file);
 
+// infless: INFless (ASPLOS'22) with its published defaults, the name the QUART paper's
+// comparison uses (§8.1): infless-l's machinery (limit shares, best fit, batching by the
+// engine, HistogramScaler) with the histogram of "Serverless in the Wild" that INFless's LSTH
+// builds on, at ATC'20's published 1-minute bins over 4 hours (bin_s 60, bins 240, so the
+// untrusted-histogram keep-alive is 4 h). Same keys as infless-l.
+absl::StatusOr<std::unique_ptr<PolicySet>> MakeInflessPaperPolicySet(
+    std::span<const PolicyParam> params, const std::string& file);
+
 // tgs: TGS priority time sharing. Quota <request, 1>: an instance may use the whole GPU in time,
 // guaranteed its request; placement charges requests (StaticSharePlacement, basis request), so
 // exactly the pairs an experiment co-locates share a GPU. PriorityRateController per GPU (the

@@ -13,6 +13,8 @@
 #include "core/registry/builtin_policies.h"
 #include "core/registry/dilu_policy_set.h"
 #include "core/registry/hasgpu_policies.h"
+#include "core/registry/pipeline_baseline_policies.h"
+#include "core/registry/quart_policies.h"
 
 namespace sluice::core {
 namespace {
@@ -32,6 +34,10 @@ void AddBuiltins(Registry& registry) {
   registry["kserve"] = MakeKservePolicySet;
   registry["fast-gshare"] = MakeFastGsharePolicySet;
   registry["has-gpu"] = MakeHasGpuPolicySet;
+  registry["infless"] = MakeInflessPaperPolicySet;
+  registry["quart"] = MakeQuartPolicySet;
+  registry["inferline"] = MakeInferLinePolicySet;
+  registry["cocktail"] = MakeCocktailPolicySet;
 }
 
 Registry& GetRegistry() {

@@ -3,7 +3,9 @@
 // the controller. Built-ins (RegisterAllPolicies): "exclusive", "mps-l", "mps-r" (static
 // baselines), "fast-gs+", "infless+", "infless-l", "infless-r", "tgs" (the Dilu paper's
 // baselines, baseline_policies.h), "dilu" (dilu_policy_set.h), and "kserve", "fast-gshare",
-// "has-gpu" (the HAS-GPU paper's baselines and HAS-GPU itself, hasgpu_policies.h). They are registered on first
+// "has-gpu" (the HAS-GPU paper's baselines and HAS-GPU itself, hasgpu_policies.h), "quart"
+// (quart_policies.h) and the QUART paper's baselines "infless" (baseline_policies.h),
+// "inferline", "cocktail" (pipeline_baseline_policies.h). They are registered on first
 // use, inside a function-local static (no static initialisers), so callers need no set-up. Other
 // modules may add entries with RegisterPolicy(), which is NOT thread-safe: call it at start-up, on
 // one thread, before any MakePolicySet(); after that, lookups are read-only and may run

@@ -104,7 +104,8 @@ TEST(PolicyRegistryTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("exp.yaml"));
   EXPECT_THAT(s.message(), HasSubstr("unknown policy 'dilu-typo'"));
-  EXPECT_THAT(s.message(), HasSubstr("dilu, exclusive, fast-gs+, fast-gshare, has-gpu, infless+, infless-l, infless-r, kserve"));
+  EXPECT_THAT(s.message(), HasSubstr("dilu, exclusive, fast-gs+, fast-gshare, has-gpu, inferline, "
+                                           "infless, infless+, infless-l, infless-r, kserve"));
 }
 
 TEST(PolicyRegistryTest, RegisterAddsAnEntry) {
