@@ -226,11 +226,11 @@ void ControllerCore::ApplyPipelineDecision(const std::string& pipeline,
       LogInfo("controller", "pipeline '", pipeline, "' stage ", i, ": CPU-worker delta ",
               s.cpu_worker_delta, " ignored (the platform runs no CPU workers)");
     }
-    if (s.replica_delta == 0)
-      continue;
-    const int active = static_cast<int>(Active(f.record.spec.name).size());
-    f.desired = std::clamp(active + s.replica_delta, f.record.min(), f.record.max());
-    Reconcile(f, /*cold_start=*/true);
+    if (s.replica_delta != 0) {
+      const int active = static_cast<int>(Active(f.record.spec.name).size());
+      f.desired = std::clamp(active + s.replica_delta, f.record.min(), f.record.max());
+    }
+    Reconcile(f, /*cold_start=*/true);  // also restarts what a failed start left missing
   }
 }
 

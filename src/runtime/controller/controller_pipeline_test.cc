@@ -3,20 +3,22 @@
 // (registered under the test-only policy name "test-pipeline": dilu with first-fit placement) gets
 // one sample per stage from each load report, its replica deltas start and drain stage
 // instances, and the stages' own scalers stay idle; the pipeline's name describes and deletes
-// every stage; name clashes are 409.
+// every stage; name clashes are 409; the real `quart` set scales the congested stage most.
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include "core/policy/pipeline.h"
-#include "core/resource/cluster.h"
 #include "core/registry/policy_registry.h"
+#include "core/resource/cluster.h"
 #include "runtime/controller/testing/controller_fixture.h"
 
 namespace sluice::runtime {
@@ -137,6 +139,16 @@ policy: )",
 
 class ControllerPipelineTest : public ControllerTest {
  protected:
+  // The stage's min = 1 instance is routed. A stage that turned ready while the other stages'
+  // profiling instances still held the GPUs is unschedulable until something asks again: a
+  // wake, as the gateway's first request would send.
+  bool WaitOneInstance(const std::string& stage) {
+    return WaitFor([&] {
+      if (RoutedInstances(stage) == 0)
+        Call("POST", "/internal/v1/wake", json{{"name", stage}}.dump());
+      return RoutedInstances(stage) == 1;
+    });
+  }
   void LoadAll(const std::string& pipeline, double rps, double cv, double latency_ms) {
     json fns = json::array();
     for (int i = 0; i < 3; ++i) {
@@ -165,8 +177,7 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
       << Describe("pp").dump();
   for (int i = 0; i < 3; ++i) {
     const std::string stage = absl::StrCat("pp-s", i);
-    ASSERT_TRUE(WaitFor([&] { return RoutedInstances(stage) == 1; }))
-        << stage << " " << Describe(stage).dump() << " " << Route(stage).dump();
+    ASSERT_TRUE(WaitOneInstance(stage)) << stage << " " << Describe(stage).dump();
     const json r = Route(stage);
     EXPECT_EQ(r["pipeline"], "pp");
     EXPECT_EQ(r["stage"], i);
@@ -226,6 +237,54 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
     absl::MutexLock lock(&script->mu);
     EXPECT_EQ(script->decides, 3 + 5);
   }
+}
+
+// The real `quart` set (core/registry, QUART's key-stage scaler and placement; whole GPUs per
+// stage replica) on a 6-GPU agent: the congested stage gets the most replicas.
+TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
+  agent_.reset();
+  auto agent = FakeAgent::Start(6, int64_t{16} << 30, model_);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agent_ = *std::move(agent);
+  options_.agents = {agent_->url()};
+  StartDaemon();
+  std::string spec = PipelineSpec("pz", "quart");
+  spec = absl::StrReplaceAll(spec, {{"policy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n",
+                                     "policy_params: {period_s: 0.001}\n"}});
+  ASSERT_EQ(Deploy(spec).status, 201) << spec;
+  ASSERT_TRUE(WaitFor([&] { return Describe("pz").value("state", "") == "ready"; }))
+      << Describe("pz").dump();
+  for (int i = 0; i < 3; ++i) {
+    const std::string stage = absl::StrCat("pz-s", i);
+    ASSERT_TRUE(WaitOneInstance(stage)) << Describe(stage).dump();
+    EXPECT_DOUBLE_EQ(Route(stage)["instances"][0]["limit"].get<double>(), 1.0) << "whole GPU";
+  }
+  const double capacity = Describe("pz-s1")["profile"]["capacity_rps"].get<double>();
+  ASSERT_GT(capacity, 0);
+  for (int k = 0; k < 3; ++k) {
+    json fns = json::array();
+    for (int i = 0; i < 3; ++i) {
+      const bool hot = i == 1;
+      fns.push_back({{"name", absl::StrCat("pz-s", i)},
+                     {"rps", hot ? 2.5 * capacity : 0.3 * capacity},
+                     {"queued", hot ? 200 : 0},
+                     {"arrival_cv", 1.0},
+                     {"latency_ms", hot ? 2000.0 : 10.0}});
+    }
+    ASSERT_EQ(
+        Call("POST", "/internal/v1/load", json{{"at_ms", 0}, {"functions", fns}}.dump()).status,
+        200);
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(Describe("pz")["pipeline_scaler"], "quart");
+  const int s0 = RoutedInstances("pz-s0"), s1 = RoutedInstances("pz-s1"),
+            s2 = RoutedInstances("pz-s2");
+  // The congested stage gets the most replicas (QUART may also grow a neighbour whose
+  // M/M/c estimate moves with the key stage's; it never shrinks below min).
+  EXPECT_EQ(s1, 3) << "2.5 x one replica's capacity needs its max, 3";
+  EXPECT_GE(s1, s0);
+  EXPECT_GE(s1, s2);
+  std::printf("quart on the platform: replicas per stage after 3 reports: %d %d %d\n", s0, s1, s2);
 }
 
 TEST_F(ControllerPipelineTest, NameClashesAre409AndThePipelineNameDeletesEveryStage) {
