@@ -23,6 +23,16 @@ endfunction()
 expect_bad(fractional_batch "${head}batching: {max_batch: 8.5}\n"
            ":7: field 'batching.max_batch': must be an integer")
 expect_bad(unknown_key "${head}colour: red\n" ":7: field 'colour': unknown key")
+# Pipelines (issue 11): stage count 0, duplicate stage names, a missing stage, an unknown key.
+expect_bad(pipeline_zero "${head}pipeline: {stages: 0}\n"
+           ":7: field 'pipeline.stages': must be in [1, 64], got 0")
+expect_bad(pipeline_duplicate "${head}pipeline:\n  stages:\n    - {name: a}\n    - {name: a}\n"
+           ":10: field 'pipeline.stages[1].name': duplicate stage name 'a'")
+expect_bad(pipeline_missing_stage
+           "${head}pipeline:\n  stages:\n    - {name: a, index: 0}\n    - {name: b, index: 2}\n"
+           ":10: field 'pipeline.stages[1].index': stage 2 of a 2-stage pipeline")
+expect_bad(pipeline_unknown_key "${head}pipeline: {stages: 2, replicas: 3}\n"
+           ":7: field 'pipeline.replicas': unknown key")
 
 # A good spec passes validation and then fails to reach the controller: exit 1, not 2.
 file(WRITE "${WORK}/good.yaml" "${head}")

@@ -231,6 +231,8 @@ http::Response ControllerCore::Deploy(const std::string& yaml) {
   absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(yaml, "request");
   if (!spec.ok())
     return http::ErrorResponse(400, std::string(spec.status().message()));
+  if (std::optional<http::Response> r = DeployPipeline(*spec))
+    return *std::move(r);  // a pipeline's stages (controller_pipeline.cc)
   auto it = functions_.find(spec->name);
   if (it != functions_.end()) {
     if (it->second.record.spec == *spec && it->second.record.state != FunctionState::kDeleting) {
@@ -266,6 +268,8 @@ http::Response ControllerCore::List() const {
 http::Response ControllerCore::Describe(const std::string& name) const {
   auto it = functions_.find(name);
   if (it == functions_.end()) {
+    if (std::optional<http::Response> r = DescribePipeline(name))
+      return *std::move(r);
     return http::ErrorResponse(404, absl::StrCat("no function '", name, "'"));
   }
   json j = StatusJson(it->second);
@@ -276,6 +280,8 @@ http::Response ControllerCore::Describe(const std::string& name) const {
 void ControllerCore::Delete(const std::string& name, http::Responder respond) {
   auto it = functions_.find(name);
   if (it == functions_.end()) {
+    if (DeletePipeline(name, respond))
+      return;
     respond(http::ErrorResponse(404, absl::StrCat("no function '", name, "'")));
     return;
   }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "core/dilu/lazy_scaler.h"
 #include "core/dilu/scheduler.h"
 #include "core/policy/hybrid.h"
+#include "core/policy/pipeline.h"
 #include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
 #include "nlohmann/json.hpp"
@@ -85,6 +87,14 @@ struct ControllerFunction {
   bool unschedulable = false;  // the last placement found no room
   // Disaggregated LLM functions only (instead of `scaler`/`hybrid`): the P/D pools.
   std::unique_ptr<LlmPools> llm;
+  bool key_stage = false;      // a pipeline stage its PipelineScaler marked key (placement hint)
+};
+
+// A pipeline's scaler (controller_pipeline.cc): made once every stage function is ready, from
+// the stage-0 function's policy set; null when the set makes none (stages scale on their own).
+struct ControllerPipeline {
+  std::vector<common::FunctionId> stage_ids;  // the stage functions it was made for
+  std::unique_ptr<core::PipelineScaler> scaler;
 };
 
 struct ControllerAgent {
@@ -201,6 +211,21 @@ class ControllerCore {
                     MutateDone done);
   nlohmann::json LlmStatusJson(const ControllerFunction& f) const;
 
+  // controller_pipeline.cc: pipelines (issue 11) - a pipeline spec is deployed as its stage
+  // functions (spec/ExpandPipeline); the pipeline's name answers describe and delete for all.
+  // DeployPipeline: nullopt when `spec` is neither a pipeline nor named like one.
+  std::optional<http::Response> DeployPipeline(const FunctionSpec& spec);
+  std::optional<http::Response> DescribePipeline(const std::string& name) const;
+  // True (and `respond` consumed) when `name` is a pipeline.
+  bool DeletePipeline(const std::string& name, http::Responder& respond);
+  std::vector<const ControllerFunction*> PipelineStages(const std::string& name) const;
+  void AddStageFields(const ControllerFunction& f, nlohmann::json& route) const;
+  // Drives the pipelines' scalers from one load report; returns the stage functions they scale
+  // (Load skips their own scalers).
+  std::set<std::string> DrivePipelines(const nlohmann::json& entries, absl::Time now);
+  core::PipelineScaler* PipelineScalerFor(const std::string& pipeline);
+  void ApplyPipelineDecision(const std::string& pipeline, const core::PipelineDecision& d);
+
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);
   void OnProfiled(const std::string& name, int64_t instance, absl::StatusOr<ProfileInfo> result);
@@ -214,6 +239,7 @@ class ControllerCore {
   std::unique_ptr<core::DiluScheduler> scheduler_;
   std::map<std::string, ControllerFunction> functions_;
   std::map<int64_t, ControllerInstance> instances_;
+  std::map<std::string, ControllerPipeline> pipelines_;  // by pipeline name
   std::vector<int> gpu_agent_;  // GpuId -> agent index
   int64_t next_instance_id_ = 1;
   int64_t next_function_id_ = 0;

@@ -239,6 +239,8 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
   d.memory_per_gpu = common::Bytes(MemoryLimitBytes(spec));
   d.quota = quota;
   d.same_node = spec.gpus > 1;  // one agent starts the process
+  d.pipeline_stage = spec.stage_of ? spec.stage_of->index : -1;  // controller_pipeline.cc
+  d.key_stage = f.key_stage;
   // Profiling trials are the controller's own business: always the DiluScheduler.
   core::PlacementPolicy& placement =
       profiling || !f.policy ? static_cast<core::PlacementPolicy&>(*scheduler_)

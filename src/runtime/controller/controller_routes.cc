@@ -136,16 +136,18 @@ json ControllerCore::RouteJson(const ControllerFunction& f) const {
     state = "unschedulable";
   }
   const int batch = f.record.profile ? f.record.profile->batch : spec.batching.max_batch;
-  return json{{"name", spec.name},
-              {"kind", FunctionKindName(spec.kind)},
-              {"state", state},
-              {"slo_ms", spec.slo_ms ? json(*spec.slo_ms) : json(nullptr)},
-              {"max_batch", std::min(batch, spec.batching.max_batch)},
-              {"max_queue_delay_ms", spec.batching.max_queue_delay_ms},
-              {"queue_max", spec.queue ? spec.queue->max_length : 256},
-              {"timeout_ms", spec.queue ? spec.queue->timeout_ms : 30000.0},
-              {"desired", f.desired},
-              {"instances", std::move(instances)}};
+  json route{{"name", spec.name},
+             {"kind", FunctionKindName(spec.kind)},
+             {"state", state},
+             {"slo_ms", spec.slo_ms ? json(*spec.slo_ms) : json(nullptr)},
+             {"max_batch", std::min(batch, spec.batching.max_batch)},
+             {"max_queue_delay_ms", spec.batching.max_queue_delay_ms},
+             {"queue_max", spec.queue ? spec.queue->max_length : 256},
+             {"timeout_ms", spec.queue ? spec.queue->timeout_ms : 30000.0},
+             {"desired", f.desired},
+             {"instances", std::move(instances)}};
+  AddStageFields(f, route);  // pipeline stages: pipeline, stage, stages
+  return route;
 }
 
 std::string ControllerCore::RouteKey() const {
@@ -197,9 +199,11 @@ http::Response ControllerCore::Load(const std::string& body) {
     }
   }
   const absl::Time now = loop_.Now();
+  const std::set<std::string> piped = DrivePipelines(*fs, now);  // controller_pipeline.cc
   for (const json& e : *fs) {
     auto it = functions_.find(e["name"].get<std::string>());
-    if (it == functions_.end() || (!it->second.scaler && !it->second.hybrid))
+    if (it == functions_.end() || (!it->second.scaler && !it->second.hybrid) ||
+        piped.contains(it->first))
       continue;
     ControllerFunction& f = it->second;
     core::LoadSample s;

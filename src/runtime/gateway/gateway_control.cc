@@ -100,6 +100,7 @@ void GatewayCore::ApplyRoutes(RouteTable table) {
   }
   for (const std::string& name : gone)
     RemoveFunction(name);
+  ApplyPipelines(table);
   routes_version_ = table.version;
 }
 
@@ -193,8 +194,12 @@ void GatewayCore::ReportLoad() {
                    {"rps", static_cast<double>(f->arrivals) / seconds},
                    {"queued", f->queue.size()},
                    {"in_flight", f->in_flight_requests},
-                   {"arrivals", f->arrivals}});
+                   {"arrivals", f->arrivals},
+                   {"arrival_cv", f->window.ArrivalCv()},
+                   {"latency_ms", absl::ToDoubleMilliseconds(f->window.MeanSojourn())},
+                   {"answered", f->window.answered()}});
     f->arrivals = 0;
+    f->window.Reset();
   }
   nlohmann::json body = {{"at_ms", absl::ToInt64Milliseconds(now - absl::UnixEpoch())},
                          {"functions", std::move(fns)}};

@@ -59,6 +59,8 @@ void GatewayCore::HandleModelReady(http::Request& req, http::Responder respond) 
 void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
   const std::string name = req.param("name");
   auto it = functions_.find(name);
+  if (it == functions_.end() && pipelines_.contains(name))
+    return HandlePipeline(req, std::move(respond));
   if (it == functions_.end())
     return respond(http::ErrorResponse(404, absl::StrCat("unknown function '", name, "'")));
   FunctionState& f = *it->second;
@@ -93,6 +95,7 @@ void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
         admit.retry_after));
   }
   ++f.arrivals;
+  f.window.OnArrival(now);
   PendingRequest& p = pending_[id];
   p.function = name;
   p.body = std::move(req.body);
@@ -124,6 +127,7 @@ void GatewayCore::Finish(uint64_t id, http::Response response) {
     }
     metrics_.Requests(*fs.metrics, p.function, response.status).Inc();
     fs.metrics->duration->Observe(Seconds(loop_.Now() - p.arrival));
+    fs.window.OnAnswered(loop_.Now() - p.arrival);
   }
   if (p.llm != nullptr)
     return FinishLlm(p, std::move(response));

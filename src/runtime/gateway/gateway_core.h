@@ -21,6 +21,7 @@
 #include "core/serving/weighted_dispatcher.h"
 #include "runtime/gateway/gateway_daemon.h"
 #include "runtime/gateway/gateway_metrics.h"
+#include "runtime/gateway/load_window.h"
 #include "runtime/gateway/openai_api.h"
 #include "runtime/gateway/route_table.h"
 #include "runtime/http/http.h"
@@ -78,10 +79,13 @@ struct FunctionState {
   common::Env::TimerId timer = 0;
   absl::Time timer_at = absl::InfiniteFuture();
   int64_t arrivals = 0;  // since the last load report
+  LoadWindow window;     // inter-arrival CV and mean sojourn since the last load report
   int64_t in_flight_requests = 0;
   absl::Time last_wake = absl::InfinitePast();
   FunctionMetrics* metrics = nullptr;
 };
+
+struct PipelineCall;  // gateway_pipeline.cc: one request's walk through a pipeline's stages
 
 class GatewayCore {
  public:
@@ -96,6 +100,8 @@ class GatewayCore {
   // OpenAI API for LLM functions (gateway_openai.cc).
   void HandleModels(http::Request& req, http::Responder respond);
   void HandleOpenAi(http::Request& req, http::Responder respond, bool chat);
+  // Pipelines (gateway_pipeline.cc): a request to a pipeline's route enters its stage 0.
+  void HandlePipeline(http::Request& req, http::Responder respond);
 
   // Control plane (gateway_control.cc).
   void StartControl();  // first poll now, then every routes_poll; load every load_report
@@ -146,6 +152,11 @@ class GatewayCore {
   void RemoveFunction(const std::string& name);
   void MaybeWake(FunctionState& f);
   void ReportLoad();
+  // Pipelines (gateway_pipeline.cc).
+  void ApplyPipelines(const RouteTable& table);  // pipelines_ from the stage routes
+  void SubmitStage(std::shared_ptr<PipelineCall> call, int stage, std::string body);
+  void OnStageDone(std::shared_ptr<PipelineCall> call, int stage, http::Response response);
+  void FinishPipeline(PipelineCall& call, http::Response response);
 
   const GatewayOptions options_;
   http::EventLoop& loop_;
@@ -154,6 +165,8 @@ class GatewayCore {
   const http::Endpoint controller_;
   absl::flat_hash_map<std::string, std::unique_ptr<FunctionState>> functions_;
   absl::flat_hash_map<uint64_t, PendingRequest> pending_;
+  // Pipeline name -> its stage functions in order ("" where the route table lacks a stage).
+  absl::flat_hash_map<std::string, std::vector<std::string>> pipelines_;
   uint64_t next_id_ = 1;
   int64_t routes_version_ = -1;
   bool poll_in_flight_ = false;

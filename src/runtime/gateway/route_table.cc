@@ -78,6 +78,23 @@ absl::StatusOr<RouteInstance> ParseInstance(const json& o, const std::string& at
   return inst;
 }
 
+// `pipeline`, `stage`, `stages`: all three or none; 0 <= stage < stages <= 64.
+absl::Status ParseStageOf(const json& o, const std::string& at, Route& r) {
+  SLUICE_RETURN_IF_ERROR(GetString(o, at, "pipeline", false, r.pipeline));
+  if (r.pipeline.empty())
+    return absl::OkStatus();
+  int64_t stage = -1, stages = -1;
+  SLUICE_RETURN_IF_ERROR(GetInt(o, at, "stage", 0, stage));
+  SLUICE_RETURN_IF_ERROR(GetInt(o, at, "stages", 1, stages));
+  if (stages < 1 || stages > 64)
+    return Bad(at + ".stages", "must be an integer in [1, 64] when pipeline is set");
+  if (stage < 0 || stage >= stages)
+    return Bad(at + ".stage", "must be an integer in [0, stages) when pipeline is set");
+  r.stage = static_cast<int>(stage);
+  r.stages = static_cast<int>(stages);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Route> ParseRoute(const json& o, const std::string& at) {
   if (!o.is_object())
     return Bad(at, "must be an object");
@@ -93,6 +110,7 @@ absl::StatusOr<Route> ParseRoute(const json& o, const std::string& at) {
   SLUICE_RETURN_IF_ERROR(GetMillis(o, at, "timeout_ms", 1e-3, r.timeout));
   SLUICE_RETURN_IF_ERROR(GetInt(o, at, "desired", 0, r.desired));
   r.max_batch = static_cast<int>(std::min<int64_t>(max_batch, 1 << 20));
+  SLUICE_RETURN_IF_ERROR(ParseStageOf(o, at, r));
   auto insts = o.find("instances");
   if (insts == o.end())
     return r;

@@ -36,6 +36,11 @@ struct Route {
   int64_t queue_max = 256;
   absl::Duration timeout = absl::Seconds(30);
   int64_t desired = 0;
+  // A stage function of a pipeline (issue 11): requests to the route `pipeline` enter stage 0
+  // and pass every stage in order (gateway_pipeline.cc). Empty: an ordinary function.
+  std::string pipeline;
+  int stage = 0;   // 0 <= stage < stages
+  int stages = 0;  // >= 1 when pipeline is set
   std::vector<RouteInstance> instances;
 
   bool Unservable() const { return state == "failed" || state == "unschedulable"; }

@@ -13,13 +13,11 @@
 
 #include "common/status.h"
 #include "core/registry/policy_registry.h"
+#include "runtime/spec/spec_parts.h"
 #include "runtime/spec/yaml_reader.h"
 
 namespace sluice::runtime {
-namespace {
-
-using spec_internal::Join;
-using spec_internal::YamlReader;
+namespace spec_internal {
 
 bool IsDnsLabel(const std::string& s) {
   if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-')
@@ -65,6 +63,8 @@ absl::Status ParseIdentity(const YamlReader& r, const YAML::Node& root, Function
 absl::Status ParseLaunch(const YamlReader& r, const YAML::Node& root, FunctionSpec& spec) {
   const YAML::Node command = root["command"];
   const YAML::Node image = root["image"];
+  if (!command.IsDefined() && !image.IsDefined() && root["pipeline"].IsDefined())
+    return absl::OkStatus();  // every listed stage must then name its own (ParsePipeline)
   if (command.IsDefined() == image.IsDefined()) {
     return r.Error(command.IsDefined() ? command : root, "command",
                    "exactly one of 'command' and 'image' must be set");
@@ -310,8 +310,8 @@ absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& f
   SLUICE_RETURN_IF_ERROR(
       r.CheckMap(root, "",
                  {"name", "kind", "command", "image", "model", "slo_ms", "memory_gib", "gpus",
-                  "batching", "autoscaling", "quota", "queue", "env", "training", "llm",
-                  "policy", "policy_params"}));
+                  "batching", "autoscaling", "quota", "queue", "env", "training", "llm", "policy",
+                  "policy_params", "pipeline", "stage_of"}));
   FunctionSpec spec;
   SLUICE_RETURN_IF_ERROR(ParseIdentity(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseLaunch(r, root, spec));
@@ -324,11 +324,16 @@ absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& f
   SLUICE_RETURN_IF_ERROR(ParseEnv(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseTraining(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseLlm(r, root, spec));
+  SLUICE_RETURN_IF_ERROR(ParsePipeline(r, root, spec));
+  SLUICE_RETURN_IF_ERROR(ParseStageOf(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParsePolicy(r, file, root, spec));
   return spec;
 }
 
-}  // namespace
+}  // namespace spec_internal
+
+using spec_internal::ParseRoot;
+using spec_internal::YamlReader;
 
 const char* FunctionKindName(FunctionKind kind) {
   switch (kind) {

@@ -85,8 +85,42 @@ struct LlmSpec {
   bool operator==(const LlmSpec&) const = default;
 };
 
+// One stage of a pipeline in the list form of `pipeline.stages`. Unset fields take the
+// pipeline's (the top-level spec's) values when the pipeline is expanded (ExpandPipeline).
+struct PipelineStageSpec {
+  std::string name;                  // DNS label, unique in the pipeline.
+  std::vector<std::string> command;  // At most one of command/image; both empty: the pipeline's.
+  std::string image;
+  std::optional<double> memory_gib;  // > 0.
+  std::optional<double> slo_ms;      // > 0; default: the pipeline's slo_ms / stage count.
+  std::optional<BatchingSpec> batching;
+  std::optional<AutoscalingSpec> autoscaling;
+  std::optional<QuotaSpec> quota;
+  std::map<std::string, std::string> env;  // Added to (and overriding) the pipeline's env.
+  bool operator==(const PipelineStageSpec&) const = default;
+};
+
+// `pipeline: {stages: N}` (N copies of the top-level command/image, each told its index) or
+// `pipeline: {stages: [{name, ...}, ...]}` (named stages, in order). Kind inference only.
+struct PipelineSpec {
+  int count = 0;                          // The `stages: N` form (then `stages` is empty).
+  std::vector<PipelineStageSpec> stages;  // The list form (then count == stages.size()).
+  bool operator==(const PipelineSpec&) const = default;
+};
+
+// Set on the stage functions ExpandPipeline makes (written by the controller; a user spec may
+// carry it but normally does not): which pipeline the function is stage `index` of.
+struct StageOfSpec {
+  std::string pipeline;          // The pipeline's name (a DNS label).
+  int index = 0;                 // 0 <= index < count.
+  int count = 1;                 // >= 1.
+  double pipeline_slo_ms = 0.0;  // The end-to-end SLO, > 0.
+  bool operator==(const StageOfSpec&) const = default;
+};
+
 // A validated spec: every invariant documented on the fields holds for values returned by
-// ParseFunctionSpec. Exactly one of `command` (non-empty) and `image` (non-empty) is set.
+// ParseFunctionSpec. Exactly one of `command` (non-empty) and `image` (non-empty) is set, except
+// in a pipeline whose listed stages all name their own (then both may be empty).
 struct FunctionSpec {
   std::string name;  // DNS label: [a-z0-9-], 1-63 chars, starts and ends alphanumeric.
   FunctionKind kind = FunctionKind::kInference;
@@ -103,6 +137,8 @@ struct FunctionSpec {
   std::map<std::string, std::string> env;  // Keys match [A-Za-z_][A-Za-z0-9_]*.
   std::optional<TrainingSpec> training;    // Present iff kind == kTraining.
   std::optional<LlmSpec> llm;              // Only for kind == kLlm.
+  std::optional<PipelineSpec> pipeline;    // Only for kind == kInference; never with stage_of.
+  std::optional<StageOfSpec> stage_of;     // Only for kind == kInference.
   // A core::KnownPolicies() name and its params (in file order, keys unique); validated by
   // building the set with core::MakePolicySet.
   std::string policy = kDefaultPolicy;
@@ -124,6 +160,15 @@ absl::StatusOr<FunctionSpec> LoadFunctionSpec(const std::string& path);
 // Block-style YAML for `spec` that ParseFunctionSpec maps back to an equal spec (doubles are
 // written in shortest round-trip form). Optional parts are written only when present.
 std::string FunctionSpecToYaml(const FunctionSpec& spec);
+
+// The stage functions of a pipeline spec, in stage order, each an ordinary inference spec with
+// `stage_of` set: name "<pipeline>-<stage name>" ("<pipeline>-s<i>" for `stages: N`); the
+// stage's fields or else the pipeline's; slo_ms = the stage's, else the pipeline's / count;
+// model.name "<name>/s<i>of<N>" when the pipeline names a model (core/perf/pipeline_profile.h's
+// keys); env SLUICE_PIPELINE, SLUICE_STAGE_INDEX, SLUICE_STAGE_COUNT added; "${STAGE_INDEX}" and
+// "${STAGE_COUNT}" in the command replaced by the numbers. Requires spec.pipeline (validated by
+// ParseFunctionSpec, so the names fit 63 chars); InvalidArgument otherwise.
+absl::StatusOr<std::vector<FunctionSpec>> ExpandPipeline(const FunctionSpec& spec);
 
 // spec.policy_params as the core registry takes them (key, value, line).
 std::vector<core::PolicyParam> CorePolicyParams(const FunctionSpec& spec);

@@ -151,7 +151,7 @@ TEST(FunctionSpecTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ErrorOf(Replace("gpus: 1\n", "gpus: 1\ncolour: red\n")),
             "f.yaml:8: field 'colour': unknown key (allowed: name, kind, command, image, model, "
             "slo_ms, memory_gib, gpus, batching, autoscaling, quota, queue, env, training, llm, "
-            "policy, policy_params)");
+            "policy, policy_params, pipeline, stage_of)");
   EXPECT_EQ(ErrorOf(Replace("max_batch: 8", "max_bach: 8")),
             "f.yaml:8: field 'batching.max_bach': unknown key (allowed: max_batch, "
             "max_queue_delay_ms)");

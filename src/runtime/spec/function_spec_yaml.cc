@@ -1,6 +1,9 @@
 // FunctionSpecToYaml: writes a spec back as block YAML (the registry persists this text).
 // Doubles go out in shortest round-trip form so parse(ToYaml(spec)) == spec exactly.
 #include <charconv>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "runtime/spec/function_spec.h"
 #include "yaml-cpp/yaml.h"
@@ -14,15 +17,22 @@ std::string FormatDouble(double value) {
   return std::string(buf, result.ptr);
 }
 
-void EmitLaunch(YAML::Emitter& out, const FunctionSpec& spec) {
-  if (!spec.image.empty()) {
-    out << YAML::Key << "image" << YAML::Value << spec.image;
+void EmitLaunchOf(YAML::Emitter& out, const std::vector<std::string>& command,
+                  const std::string& image) {
+  if (!image.empty()) {
+    out << YAML::Key << "image" << YAML::Value << image;
     return;
   }
+  if (command.empty())
+    return;  // a pipeline whose stages all name their own
   out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (const std::string& arg : spec.command)
+  for (const std::string& arg : command)
     out << YAML::DoubleQuoted << arg;
   out << YAML::EndSeq;
+}
+
+void EmitLaunch(YAML::Emitter& out, const FunctionSpec& spec) {
+  EmitLaunchOf(out, spec.command, spec.image);
 }
 
 void EmitPair(YAML::Emitter& out, const char* key, const char* a, const std::string& va,
@@ -46,27 +56,79 @@ void EmitPolicy(YAML::Emitter& out, const FunctionSpec& spec) {
   out << YAML::EndMap;
 }
 
-void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
-  if (spec.quota) {
-    out << YAML::Key << "quota" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "request" << YAML::Value << FormatDouble(spec.quota->request);
-    out << YAML::Key << "limit" << YAML::Value << FormatDouble(spec.quota->limit);
-    if (spec.quota->time_quota != 1.0) {  // written only when set, so older specs read the same
-      out << YAML::Key << "time_quota" << YAML::Value << FormatDouble(spec.quota->time_quota);
+void EmitQuota(YAML::Emitter& out, const QuotaSpec& quota) {
+  out << YAML::Key << "quota" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "request" << YAML::Value << FormatDouble(quota.request);
+  out << YAML::Key << "limit" << YAML::Value << FormatDouble(quota.limit);
+  if (quota.time_quota != 1.0) {  // written only when set, so older specs read the same
+    out << YAML::Key << "time_quota" << YAML::Value << FormatDouble(quota.time_quota);
+  }
+  out << YAML::EndMap;
+}
+
+void EmitEnv(YAML::Emitter& out, const std::map<std::string, std::string>& env) {
+  out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
+  for (const auto& [key, value] : env)
+    out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+  out << YAML::EndMap;
+}
+
+void EmitStage(YAML::Emitter& out, const PipelineStageSpec& s) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name;
+  EmitLaunchOf(out, s.command, s.image);
+  if (s.memory_gib)
+    out << YAML::Key << "memory_gib" << YAML::Value << FormatDouble(*s.memory_gib);
+  if (s.slo_ms)
+    out << YAML::Key << "slo_ms" << YAML::Value << FormatDouble(*s.slo_ms);
+  if (s.batching) {
+    EmitPair(out, "batching", "max_batch", std::to_string(s.batching->max_batch),
+             "max_queue_delay_ms", FormatDouble(s.batching->max_queue_delay_ms));
+  }
+  if (s.autoscaling) {
+    EmitPair(out, "autoscaling", "min", std::to_string(s.autoscaling->min), "max",
+             std::to_string(s.autoscaling->max));
+  }
+  if (s.quota)
+    EmitQuota(out, *s.quota);
+  if (!s.env.empty())
+    EmitEnv(out, s.env);
+  out << YAML::EndMap;
+}
+
+void EmitPipeline(YAML::Emitter& out, const FunctionSpec& spec) {
+  if (spec.pipeline) {
+    out << YAML::Key << "pipeline" << YAML::Value << YAML::BeginMap << YAML::Key << "stages"
+        << YAML::Value;
+    if (spec.pipeline->stages.empty()) {
+      out << spec.pipeline->count;
+    } else {
+      out << YAML::BeginSeq;
+      for (const PipelineStageSpec& s : spec.pipeline->stages)
+        EmitStage(out, s);
+      out << YAML::EndSeq;
     }
     out << YAML::EndMap;
   }
+  if (spec.stage_of) {
+    const StageOfSpec& s = *spec.stage_of;
+    out << YAML::Key << "stage_of" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "pipeline" << YAML::Value << s.pipeline;
+    out << YAML::Key << "index" << YAML::Value << s.index;
+    out << YAML::Key << "count" << YAML::Value << s.count;
+    out << YAML::Key << "pipeline_slo_ms" << YAML::Value << FormatDouble(s.pipeline_slo_ms);
+    out << YAML::EndMap;
+  }
+}
+
+void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
+  if (spec.quota)
+    EmitQuota(out, *spec.quota);
   if (spec.queue) {
     EmitPair(out, "queue", "max_length", std::to_string(spec.queue->max_length), "timeout_ms",
              FormatDouble(spec.queue->timeout_ms));
   }
-  if (!spec.env.empty()) {
-    out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
-    for (const auto& [key, value] : spec.env) {
-      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
-    }
-    out << YAML::EndMap;
-  }
+  if (!spec.env.empty())
+    EmitEnv(out, spec.env);
   if (spec.training) {
     EmitPair(out, "training", "workers", std::to_string(spec.training->workers), "iterations",
              std::to_string(spec.training->iterations));
@@ -80,6 +142,7 @@ void EmitOptional(YAML::Emitter& out, const FunctionSpec& spec) {
     }
     out << YAML::EndMap;
   }
+  EmitPipeline(out, spec);
   EmitPolicy(out, spec);
 }
 

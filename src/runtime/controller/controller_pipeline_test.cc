@@ -1,0 +1,317 @@
+// The controller's pipelines (issue 11) against the FakeAgent: a pipeline spec deploys one
+// stage function per stage whose routes carry pipeline/stage/stages; a fake core::PipelineScaler
+// (registered under the test-only policy name "test-pipeline": dilu with first-fit placement) gets
+// one sample per stage from each load report, its replica deltas start and drain stage
+// instances, and the stages' own scalers stay idle; the pipeline's name describes and deletes
+// every stage; name clashes are 409; the real `quart` set scales the congested stage most.
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include "core/policy/pipeline.h"
+#include "core/registry/policy_registry.h"
+#include "core/resource/cluster.h"
+#include "runtime/controller/testing/controller_fixture.h"
+
+namespace sluice::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+// What the test scripts and what the scaler saw (Observe/Decide run on the controller's loop).
+struct PipelineScript {
+  absl::Mutex mu;
+  std::deque<core::PipelineDecision> decisions ABSL_GUARDED_BY(mu);
+  std::vector<std::vector<core::PipelineStageSample>> windows ABSL_GUARDED_BY(mu);
+  std::vector<core::FunctionTraits> traits ABSL_GUARDED_BY(mu);
+  absl::Duration slo ABSL_GUARDED_BY(mu);
+  int decides ABSL_GUARDED_BY(mu) = 0;
+};
+
+class FakePipelineScaler final : public core::PipelineScaler {
+ public:
+  explicit FakePipelineScaler(std::shared_ptr<PipelineScript> s) : s_(std::move(s)) {}
+  std::string_view name() const override { return "fake-pipeline"; }
+  void Observe(const std::vector<core::PipelineStageSample>& samples, absl::Time) override {
+    absl::MutexLock lock(&s_->mu);
+    s_->windows.push_back(samples);
+  }
+  core::PipelineDecision Decide(absl::Time, int) override {
+    absl::MutexLock lock(&s_->mu);
+    ++s_->decides;
+    if (s_->decisions.empty())
+      return {};
+    core::PipelineDecision d = std::move(s_->decisions.front());
+    s_->decisions.pop_front();
+    return d;
+  }
+  absl::Time NextWakeup() const override { return absl::InfiniteFuture(); }
+
+ private:
+  std::shared_ptr<PipelineScript> s_;
+};
+
+// First GPU with room for the memory and the limit (a test placement, not a policy).
+class FirstFit final : public core::PlacementPolicy {
+ public:
+  std::string_view name() const override { return "first-fit"; }
+  absl::StatusOr<std::vector<core::GpuId>> Place(const core::InstanceDemand& d,
+                                                 const core::ClusterState& state) override {
+    for (const core::GpuState& g : state.gpus()) {
+      if (g.memory_free() >= d.memory_per_gpu && g.sum_limit + d.quota.limit <= 1.0 + 1e-9)
+        return std::vector<core::GpuId>{g.id};
+    }
+    return absl::ResourceExhaustedError("no GPU");
+  }
+};
+
+// dilu's set with first-fit placement and a pipeline scaler (delegates everything else).
+class WithPipelineScaler final : public core::PolicySet {
+ public:
+  WithPipelineScaler(std::unique_ptr<core::PolicySet> inner, std::shared_ptr<PipelineScript> s)
+      : inner_(std::move(inner)), s_(std::move(s)) {}
+  std::string_view name() const override { return "test-pipeline"; }
+  core::PlacementPolicy& placement() override { return placement_; }
+  core::SmQuota QuotaFor(const core::FunctionTraits& f) const override {
+    return inner_->QuotaFor(f);
+  }
+  std::unique_ptr<core::HorizontalScaler> MakeScaler(const core::FunctionTraits& f) const override {
+    return inner_->MakeScaler(f);
+  }
+  std::unique_ptr<core::VerticalController> MakeVerticalController(core::GpuId gpu) const override {
+    return inner_->MakeVerticalController(gpu);
+  }
+  std::unique_ptr<core::PipelineScaler> MakePipelineScaler(
+      const std::vector<core::FunctionTraits>& stages,
+      const std::vector<core::PipelineStageTraits>& stage_traits,
+      absl::Duration slo) const override {
+    absl::MutexLock lock(&s_->mu);
+    s_->traits = stages;
+    s_->slo = slo;
+    return std::make_unique<FakePipelineScaler>(s_);
+  }
+  bool work_conserving() const override { return inner_->work_conserving(); }
+
+ private:
+  std::unique_ptr<core::PolicySet> inner_;
+  std::shared_ptr<PipelineScript> s_;
+  FirstFit placement_;
+};
+
+std::shared_ptr<PipelineScript> RegisterFakePipelinePolicy() {
+  auto script = std::make_shared<PipelineScript>();
+  core::RegisterPolicy(
+      "test-pipeline",
+      [script](std::span<const core::PolicyParam> params,
+               const std::string& file) -> absl::StatusOr<std::unique_ptr<core::PolicySet>> {
+        absl::StatusOr<std::unique_ptr<core::PolicySet>> dilu =
+            core::MakePolicySet("dilu", params, file);
+        if (!dilu.ok())
+          return dilu.status();
+        return std::make_unique<WithPipelineScaler>(*std::move(dilu), script);
+      });
+  return script;
+}
+
+std::string PipelineSpec(const std::string& name, const std::string& policy) {
+  return absl::StrCat("name: ", name, R"(
+kind: inference
+command: ["./serve"]
+model: {path: /models/m, name: big}
+slo_ms: 90
+memory_gib: 1
+batching: {max_batch: 4}
+autoscaling: {min: 1, max: 3}
+quota: {request: 0.2, limit: 0.25}
+policy: )",
+                      policy,
+                      "\npolicy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n"
+                      "pipeline: {stages: 3}\n");
+}
+
+class ControllerPipelineTest : public ControllerTest {
+ protected:
+  // The stage's min = 1 instance is routed. A stage that turned ready while the other stages'
+  // profiling instances still held the GPUs is unschedulable until something asks again: a
+  // wake, as the gateway's first request would send.
+  bool WaitOneInstance(const std::string& stage) {
+    return WaitFor([&] {
+      if (RoutedInstances(stage) == 0)
+        Call("POST", "/internal/v1/wake", json{{"name", stage}}.dump());
+      return RoutedInstances(stage) == 1;
+    });
+  }
+  void LoadAll(const std::string& pipeline, double rps, double cv, double latency_ms) {
+    json fns = json::array();
+    for (int i = 0; i < 3; ++i) {
+      fns.push_back({{"name", absl::StrCat(pipeline, "-s", i)},
+                     {"rps", rps * (i + 1)},
+                     {"queued", i},
+                     {"arrival_cv", cv},
+                     {"latency_ms", latency_ms}});
+    }
+    const http::Response r =
+        Call("POST", "/internal/v1/load", json{{"at_ms", 0}, {"functions", fns}}.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+};
+
+TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) {
+  std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
+  StartDaemon();
+  const http::Response d = Deploy(PipelineSpec("pp", "test-pipeline"));
+  ASSERT_EQ(d.status, 201) << d.body;
+  const json deployed = json::parse(d.body);
+  EXPECT_EQ(deployed["kind"], "pipeline");
+  ASSERT_EQ(deployed["stages"].size(), 3u);
+  EXPECT_EQ(deployed["stages"][1]["name"], "pp-s1");
+  ASSERT_TRUE(WaitFor([&] { return Describe("pp").value("state", "") == "ready"; }))
+      << Describe("pp").dump();
+  for (int i = 0; i < 3; ++i) {
+    const std::string stage = absl::StrCat("pp-s", i);
+    ASSERT_TRUE(WaitOneInstance(stage)) << stage << " " << Describe(stage).dump();
+    const json r = Route(stage);
+    EXPECT_EQ(r["pipeline"], "pp");
+    EXPECT_EQ(r["stage"], i);
+    EXPECT_EQ(r["stages"], 3);
+    EXPECT_DOUBLE_EQ(r["slo_ms"].get<double>(), 30.0);  // 90 ms end to end over 3 stages
+  }
+  EXPECT_EQ(Route("pp"), json()) << "the pipeline itself is no function route";
+
+  // The first report makes the scaler (every stage ready) and feeds it one sample per stage.
+  LoadAll("pp", 10, 2.5, 12);
+  EXPECT_EQ(Describe("pp")["pipeline_scaler"], "fake-pipeline");
+  {
+    absl::MutexLock lock(&script->mu);
+    ASSERT_EQ(script->windows.size(), 1u);
+    ASSERT_EQ(script->windows[0].size(), 3u);
+    const core::PipelineStageSample& s2 = script->windows[0][2];
+    EXPECT_DOUBLE_EQ(s2.arrival_rps, 30);
+    EXPECT_DOUBLE_EQ(s2.queue_length, 2);
+    EXPECT_DOUBLE_EQ(s2.arrival_cv, 2.5);
+    EXPECT_EQ(s2.measured_latency, absl::Milliseconds(12));
+    EXPECT_EQ(s2.ready_replicas + s2.starting_replicas, 1);
+    ASSERT_EQ(script->traits.size(), 3u);
+    EXPECT_EQ(script->traits[1].slo, absl::Milliseconds(30));
+    EXPECT_EQ(script->traits[1].max_instances, 3);
+    EXPECT_EQ(script->slo, absl::Milliseconds(90));
+  }
+  // Stage 1 is the key stage: +2 replicas; stage 2 asks for CPU workers (ignored).
+  core::PipelineDecision up;
+  up.stages.resize(3);
+  up.stages[1] = {true, 2, 0};
+  up.stages[2] = {false, 0, 1};
+  up.key_stages = {1};
+  {
+    absl::MutexLock lock(&script->mu);
+    script->decisions.push_back(up);
+  }
+  LoadAll("pp", 10, 1, 5);
+  EXPECT_EQ(RoutedInstances("pp-s1"), 3);
+  EXPECT_EQ(RoutedInstances("pp-s0"), 1);
+  EXPECT_EQ(RoutedInstances("pp-s2"), 1);
+  // A heavy load on stage 0 alone would make its own lazy scaler (phi_out 2) scale out; the
+  // pipeline scaler, which decides nothing now, is the only one asked.
+  for (int k = 0; k < 5; ++k)
+    ReportLoad("pp-s0", 5000);
+  EXPECT_EQ(RoutedInstances("pp-s0"), 1);
+  // Scale-in drains through the usual path, never below min.
+  core::PipelineDecision down;
+  down.stages.resize(3);
+  down.stages[1].replica_delta = -5;
+  {
+    absl::MutexLock lock(&script->mu);
+    script->decisions.push_back(down);
+  }
+  LoadAll("pp", 1, 1, 5);
+  EXPECT_EQ(RoutedInstances("pp-s1"), 1);
+  {
+    absl::MutexLock lock(&script->mu);
+    EXPECT_EQ(script->decides, 3 + 5);
+  }
+}
+
+// The real `quart` set (core/registry, QUART's key-stage scaler and placement; whole GPUs per
+// stage replica) on a 6-GPU agent: the congested stage gets the most replicas.
+TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
+  agent_.reset();
+  auto agent = FakeAgent::Start(6, int64_t{16} << 30, model_);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agent_ = *std::move(agent);
+  options_.agents = {agent_->url()};
+  StartDaemon();
+  std::string spec = PipelineSpec("pz", "quart");
+  spec = absl::StrReplaceAll(spec, {{"policy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n",
+                                     "policy_params: {period_s: 0.001}\n"}});
+  ASSERT_EQ(Deploy(spec).status, 201) << spec;
+  ASSERT_TRUE(WaitFor([&] { return Describe("pz").value("state", "") == "ready"; }))
+      << Describe("pz").dump();
+  for (int i = 0; i < 3; ++i) {
+    const std::string stage = absl::StrCat("pz-s", i);
+    ASSERT_TRUE(WaitOneInstance(stage)) << Describe(stage).dump();
+    EXPECT_DOUBLE_EQ(Route(stage)["instances"][0]["limit"].get<double>(), 1.0) << "whole GPU";
+  }
+  const double capacity = Describe("pz-s1")["profile"]["capacity_rps"].get<double>();
+  ASSERT_GT(capacity, 0);
+  for (int k = 0; k < 3; ++k) {
+    json fns = json::array();
+    for (int i = 0; i < 3; ++i) {
+      const bool hot = i == 1;
+      fns.push_back({{"name", absl::StrCat("pz-s", i)},
+                     {"rps", hot ? 2.5 * capacity : 0.3 * capacity},
+                     {"queued", hot ? 200 : 0},
+                     {"arrival_cv", 1.0},
+                     {"latency_ms", hot ? 2000.0 : 10.0}});
+    }
+    ASSERT_EQ(
+        Call("POST", "/internal/v1/load", json{{"at_ms", 0}, {"functions", fns}}.dump()).status,
+        200);
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(Describe("pz")["pipeline_scaler"], "quart");
+  const int s0 = RoutedInstances("pz-s0"), s1 = RoutedInstances("pz-s1"),
+            s2 = RoutedInstances("pz-s2");
+  // The congested stage gets the most replicas (QUART may also grow a neighbour whose
+  // M/M/c estimate moves with the key stage's; it never shrinks below min).
+  EXPECT_EQ(s1, 3) << "2.5 x one replica's capacity needs its max, 3";
+  EXPECT_GE(s1, s0);
+  EXPECT_GE(s1, s2);
+  std::printf("quart on the platform: replicas per stage after 3 reports: %d %d %d\n", s0, s1, s2);
+}
+
+TEST_F(ControllerPipelineTest, NameClashesAre409AndThePipelineNameDeletesEveryStage) {
+  StartDaemon();
+  ASSERT_EQ(Deploy(PipelineSpec("pq", "dilu")).status, 201);
+  // The same pipeline again is idempotent.
+  EXPECT_EQ(Deploy(PipelineSpec("pq", "dilu")).status, 200);
+  const http::Response plain = Deploy(InferenceSpec("pq", 0, 1));
+  EXPECT_EQ(plain.status, 409);
+  EXPECT_THAT(plain.body, HasSubstr("'pq' is a pipeline"));
+  ASSERT_EQ(Deploy(InferenceSpec("solo", 0, 1)).status, 201);
+  EXPECT_THAT(Deploy(PipelineSpec("solo", "dilu")).body, HasSubstr("is not a pipeline"));
+  ASSERT_EQ(Deploy(InferenceSpec("pr-s1", 0, 1)).status, 201);
+  const http::Response clash = Deploy(PipelineSpec("pr", "dilu"));
+  EXPECT_EQ(clash.status, 409);
+  EXPECT_THAT(clash.body, HasSubstr("stage function 'pr-s1' exists with a different spec"));
+  EXPECT_EQ(Describe("pr-s0").value("name", ""), "") << "nothing deployed on a clash";
+  // Without a pipeline scaler in its set (dilu), each stage has its own scaler.
+  ASSERT_TRUE(WaitFor([&] { return Describe("pq").value("state", "") == "ready"; }));
+  EXPECT_EQ(Describe("pq")["pipeline_scaler"], "");
+  EXPECT_NE(Describe("pq-s0")["scaler"], "");
+  const http::Response del = Call("DELETE", "/admin/v1/functions/pq");
+  ASSERT_EQ(del.status, 200) << del.body;
+  EXPECT_EQ(json::parse(del.body)["stages"].size(), 3u);
+  EXPECT_EQ(Call("GET", "/admin/v1/functions/pq").status, 404);
+  EXPECT_EQ(Call("GET", "/admin/v1/functions/pq-s2").status, 404);
+}
+
+}  // namespace
+}  // namespace sluice::runtime
