@@ -212,7 +212,8 @@ absl::Status AttachRound(const ReaderSetup& rs, const std::string& sock, const s
   none.device = "none";
   none.env.clear();
   double ms = 0;
-  SLUICE_RETURN_IF_ERROR(RunReader(none, {"--socket", sock, "--model", kModel}, true, ms).status());
+  SLUICE_RETURN_IF_ERROR(
+      RunReader(none, {"--socket", sock, "--model", kModel, "--map"}, true, ms).status());
   runs.scm.push_back(ms);
   SLUICE_RETURN_IF_ERROR(RunReader(none, {"--shm", shm}, true, ms).status());
   runs.shm.push_back(ms);

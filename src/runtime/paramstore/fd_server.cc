@@ -182,6 +182,17 @@ void ParamFdServer::Stop() {
 absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::Open(const std::string& socket_path,
                                                                const std::string& model,
                                                                bool populate) {
+  return OpenImpl(socket_path, model, populate ? Mode::kMapPopulate : Mode::kMap);
+}
+
+absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::OpenFds(const std::string& socket_path,
+                                                                  const std::string& model) {
+  return OpenImpl(socket_path, model, Mode::kFds);
+}
+
+absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::OpenImpl(const std::string& socket_path,
+                                                                   const std::string& model,
+                                                                   Mode mode) {
   sockaddr_un a{};
   SLUICE_ASSIGN_OR_RETURN(int fd, UnixSocket(socket_path, a));
   const std::string request = model + "\n";
@@ -215,15 +226,24 @@ absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::Open(const std::string
     return absl::UnavailableError(absl::StrCat("parameter store: received ", fds.size(), " of ",
                                                chunks, " chunk fds"));
   }
-  absl::StatusOr<std::unique_ptr<ParamSegment>> seg =
-      ParamSegment::MapChunksReadOnly(std::move(fds), chunk_bytes, bytes, populate);
-  if (!seg.ok()) {
-    close(fd);
-    return seg.status();
+  std::unique_ptr<ParamClient> client(new ParamClient(fd, bytes, chunk_bytes));
+  if (mode == Mode::kFds) {
+    if (chunks != (bytes + chunk_bytes - 1) / chunk_bytes) {
+      for (int c : fds) close(c);
+      return absl::UnavailableError("parameter store: chunk count does not match the size");
+    }
+    client->fds_ = std::move(fds);
+    return client;
   }
-  return std::unique_ptr<ParamClient>(new ParamClient(fd, std::move(*seg)));
+  SLUICE_ASSIGN_OR_RETURN(client->segment_,
+                          ParamSegment::MapChunksReadOnly(std::move(fds), chunk_bytes, bytes,
+                                                          mode == Mode::kMapPopulate));
+  return client;
 }
 
-ParamClient::~ParamClient() { close(conn_); }
+ParamClient::~ParamClient() {
+  for (int fd : fds_) close(fd);
+  close(conn_);
+}
 
 }  // namespace sluice::runtime

@@ -65,14 +65,29 @@ class ParamClient {
   static absl::StatusOr<std::unique_ptr<ParamClient>> Open(const std::string& socket_path,
                                                            const std::string& model,
                                                            bool populate = false);
+  // The same without mapping: the instance keeps the chunk fds (fds(), chunk_bytes()) and
+  // reads them with pread(2), e.g. into a pinned staging buffer for the device copy; data() is
+  // nullptr. Chunk i holds bytes [i * chunk_bytes, (i + 1) * chunk_bytes) of the model.
+  static absl::StatusOr<std::unique_ptr<ParamClient>> OpenFds(const std::string& socket_path,
+                                                              const std::string& model);
   ~ParamClient();
-  const char* data() const { return segment_->data(); }
-  int64_t size() const { return segment_->size(); }
+  const char* data() const { return segment_ ? segment_->data() : nullptr; }
+  int64_t size() const { return size_; }
+  int64_t chunk_bytes() const { return chunk_bytes_; }
+  const std::vector<int>& fds() const { return fds_; }
 
  private:
-  ParamClient(int conn, std::unique_ptr<ParamSegment> s) : conn_(conn), segment_(std::move(s)) {}
+  enum class Mode { kMap, kMapPopulate, kFds };
+  static absl::StatusOr<std::unique_ptr<ParamClient>> OpenImpl(const std::string& socket_path,
+                                                               const std::string& model,
+                                                               Mode mode);
+  ParamClient(int conn, int64_t size, int64_t chunk_bytes)
+      : conn_(conn), size_(size), chunk_bytes_(chunk_bytes) {}
   int conn_;
-  std::unique_ptr<ParamSegment> segment_;
+  int64_t size_;
+  int64_t chunk_bytes_;
+  std::unique_ptr<ParamSegment> segment_;  // kMap*
+  std::vector<int> fds_;                   // kFds (owned)
 };
 
 }  // namespace sluice::runtime

@@ -1,8 +1,10 @@
 // Why chunks, each its own memfd, rather than one arena memfd handed out with offsets: an
 // instance that receives a memfd can map all of it, so one arena fd would show every model on
-// the node to every instance; a chunk only ever holds one model at a time. Why mremap: a sealed
-// memfd refuses new writable mappings (that is what the seal is for), so the arena keeps the one
-// writable mapping it made before sealing and moves it, page tables and all, into each view.
+// the node to every instance; a chunk only ever holds one model at a time. Why segments are
+// runs of adjacent chunks used in place: any change to a mapping (mremap, mprotect) drops the
+// hypervisor's shadow page tables on this VM, and the next touch of each page pays again. A
+// sealed memfd refuses new writable mappings, so a scattered segment's view is made with
+// mremap(MREMAP_DONTUNMAP) from the home mappings instead.
 #include "runtime/paramstore/param_arena.h"
 
 #include <fcntl.h>
@@ -22,8 +24,8 @@ namespace {
 #ifndef F_SEAL_FUTURE_WRITE
 #define F_SEAL_FUTURE_WRITE 0x0010  // Linux 5.1
 #endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4  // Linux 5.7; shared mappings since 5.13
 #endif
 constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
 constexpr int64_t kHugePage = int64_t{2} << 20;
@@ -40,12 +42,24 @@ int64_t AutoChunkBytes(int64_t capacity, bool huge) {
   return huge ? std::max(c, kHugePage) : c;
 }
 
-// Writes every page once: the first touch (zeroing, and on a VM the host backing the page) is
-// paid here instead of in a fill.
-void Touch(char* p, int64_t bytes) {
-  if (madvise(p, static_cast<size_t>(bytes), MADV_POPULATE_WRITE) != 0) {
-    for (int64_t off = 0; off < bytes; off += 4096) p[off] = 0;
-  }
+// Writes every page once through the arena's own mapping, which never changes afterwards: the
+// first touch (allocation, zeroing, and on a shadow-paging VM the hypervisor's page tables) is
+// paid here instead of in a fill. MADV_POPULATE_WRITE alone is not enough there: it fills the
+// guest's page tables, and the first write still traps (measured: docs/parameter-store.md).
+void Touch(char* p, int64_t bytes) { std::memset(p, 0, static_cast<size_t>(bytes)); }
+
+// A PROT_NONE range of `span` bytes aligned to `align`, or nullptr.
+char* ReserveAligned(size_t span, size_t align) {
+  void* r = mmap(nullptr, span + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (r == MAP_FAILED) return nullptr;
+  char* raw = static_cast<char*>(r);
+  char* base =
+      reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + align - 1) & ~(align - 1));
+  if (base > raw) munmap(raw, static_cast<size_t>(base - raw));
+  char* end = raw + span + align;
+  if (end > base + span) munmap(base + span, static_cast<size_t>(end - (base + span)));
+  return base;
 }
 
 }  // namespace
@@ -81,28 +95,25 @@ absl::StatusOr<std::shared_ptr<ParamArena>> ParamArena::Create(ParamArenaOptions
   a->chunk_bytes_ = o.chunk_bytes > 0 ? o.chunk_bytes : AutoChunkBytes(o.capacity_bytes, a->huge_);
   const int64_t n = (o.capacity_bytes + a->chunk_bytes_ - 1) / a->chunk_bytes_;
   a->chunk_count_ = n;
+  a->base_ = ReserveAligned(static_cast<size_t>(n * a->chunk_bytes_),
+                            static_cast<size_t>(a->PageBytes()));
+  if (a->base_ == nullptr) return Errno("reserving the arena's address range");
   {
     absl::MutexLock l(&a->mu_);
     a->chunks_.resize(static_cast<size_t>(n));
-    for (int64_t i = n - 1; i >= 0; --i) a->unmade_.push_back(static_cast<int>(i));
+    if (o.pretouch == Pretouch::kAtStart) {
+      for (Chunk& ch : a->chunks_) ch.state = State::kMaking;
+      a->making_ = static_cast<int>(n);
+    }
   }
   if (o.pretouch == Pretouch::kAtStart) {
-    for (int64_t i = 0; i < n; ++i) {
-      int id;
-      {
-        absl::MutexLock l(&a->mu_);
-        id = a->ClaimUnmadeLocked();
-      }
-      Chunk c;
-      absl::Status s = a->MakeChunk(c, true);
-      absl::MutexLock l(&a->mu_);
-      --a->making_;
-      if (!s.ok()) {
-        a->ReleaseUnmadeLocked(id);
-        return s;
-      }
-      a->chunks_[static_cast<size_t>(id)] = c;
-      a->free_.push_back(id);
+    std::vector<int> all(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+    SLUICE_RETURN_IF_ERROR(a->MakeClaimed(all, std::vector<bool>(all.size(), true)));
+    absl::MutexLock l(&a->mu_);
+    for (Chunk& ch : a->chunks_) {
+      ch.state = State::kFree;
+      ch.touched = true;
     }
   } else if (o.pretouch == Pretouch::kBackground) {
     {
@@ -122,22 +133,12 @@ ParamArena::~ParamArena() {
   if (filler_.joinable()) filler_.join();
   absl::MutexLock l(&mu_);
   for (Chunk& c : chunks_) {
-    if (c.addr != nullptr) munmap(c.addr, static_cast<size_t>(chunk_bytes_));
     if (c.fd >= 0) close(c.fd);
   }
+  if (base_ != nullptr) munmap(base_, static_cast<size_t>(chunk_count_ * chunk_bytes_));
 }
 
-int ParamArena::ClaimUnmadeLocked() {
-  if (unmade_.empty()) return -1;
-  ++making_;
-  const int id = unmade_.back();
-  unmade_.pop_back();
-  return id;
-}
-
-void ParamArena::ReleaseUnmadeLocked(int id) { unmade_.push_back(id); }
-
-absl::Status ParamArena::MakeChunk(Chunk& c, bool touch) {
+absl::Status ParamArena::MakeChunk(int id, bool touch, int& out_fd) {
   const unsigned flags = MFD_CLOEXEC | MFD_ALLOW_SEALING | (huge_ ? MFD_HUGETLB : 0u);
   const int fd = memfd_create("sluice-params-chunk", flags);
   if (fd < 0) return Errno("memfd_create");
@@ -148,7 +149,7 @@ absl::Status ParamArena::MakeChunk(Chunk& c, bool touch) {
     close(fd);
     return s;
   }
-  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(Home(id), n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED) {
     absl::Status s = Errno("mmap arena chunk");
     close(fd);
@@ -158,137 +159,159 @@ absl::Status ParamArena::MakeChunk(Chunk& c, bool touch) {
   // After the mapping exists: the seal stops new writable mappings and write(2), not this one.
   if (fcntl(fd, F_ADD_SEALS, kSeals) != 0) {
     absl::Status s = Errno("sealing arena chunk");
-    munmap(p, n);
+    mmap(p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     close(fd);
     return s;
   }
-  c.fd = fd;
-  c.addr = static_cast<char*>(p);
-  c.made = true;
-  c.touched = touch;
+  out_fd = fd;
   return absl::OkStatus();
+}
+
+absl::Status ParamArena::MakeClaimed(const std::vector<int>& ids, std::vector<bool> unmade) {
+  absl::Status status;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!unmade[i]) continue;
+    int fd = -1;
+    // Made for a segment: its fill touches it (pretouching first would write it twice).
+    absl::Status s = status.ok() ? MakeChunk(ids[i], options_.pretouch == Pretouch::kAtStart, fd)
+                                 : status;
+    absl::MutexLock l(&mu_);
+    --making_;
+    Chunk& c = chunks_[static_cast<size_t>(ids[i])];
+    if (!s.ok()) {
+      c.state = State::kUnmade;
+      status.Update(s);
+      continue;
+    }
+    c.fd = fd;
+    c.state = State::kTaken;  // the caller decides (Create frees them all)
+  }
+  return status;
 }
 
 void ParamArena::FillLoop() {
   for (;;) {
-    int id;
+    int id = -1;
     {
       absl::MutexLock l(&mu_);
-      id = stopping_ ? -1 : ClaimUnmadeLocked();
+      for (size_t i = 0; !stopping_ && i < chunks_.size() && id < 0; ++i) {
+        if (chunks_[i].state == State::kUnmade) id = static_cast<int>(i);
+      }
       if (id < 0) {
         filling_ = false;
         return;
       }
+      chunks_[static_cast<size_t>(id)].state = State::kMaking;
+      ++making_;
     }
-    Chunk c;
-    absl::Status s = MakeChunk(c, true);
+    int fd = -1;
+    absl::Status s = MakeChunk(id, true, fd);
     absl::MutexLock l(&mu_);
     --making_;
-    if (!s.ok()) {  // leave it unmade (Take() retries it); the filler stops at a failure
-      ReleaseUnmadeLocked(id);
+    Chunk& c = chunks_[static_cast<size_t>(id)];
+    if (!s.ok()) {  // left unmade (Take makes it when needed); the filler stops at a failure
+      c.state = State::kUnmade;
       filling_ = false;
       return;
     }
-    chunks_[static_cast<size_t>(id)] = c;
-    free_.push_back(id);
+    c.fd = fd;
+    c.state = State::kFree;
+    c.touched = true;
   }
 }
 
-absl::Status ParamArena::Take(int64_t bytes, std::vector<int>& ids, char*& view) {
+int ParamArena::FindRunLocked(int64_t n) const {
+  int64_t run = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    const State s = chunks_[i].state;
+    run = s == State::kFree || s == State::kUnmade ? run + 1 : 0;
+    if (run == n) return static_cast<int>(static_cast<int64_t>(i) + 1 - n);
+  }
+  return -1;
+}
+
+absl::Status ParamArena::Compose(const std::vector<int>& ids, char*& view) {
+  const size_t span = ids.size() * static_cast<size_t>(chunk_bytes_);
+  char* v = ReserveAligned(span, static_cast<size_t>(PageBytes()));
+  if (v == nullptr) return Errno("reserving a segment view");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    // DONTUNMAP: the chunk keeps its home mapping; the view is a second one (no new mmap, so
+    // the seal does not refuse it).
+    void* m = mremap(Home(ids[i]), static_cast<size_t>(chunk_bytes_),
+                     static_cast<size_t>(chunk_bytes_),
+                     MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+                     v + i * static_cast<size_t>(chunk_bytes_));
+    if (m == MAP_FAILED) {
+      absl::Status s = Errno("mapping scattered arena chunks into one view");
+      munmap(v, span);
+      return s;
+    }
+  }
+  view = v;
+  return absl::OkStatus();
+}
+
+absl::Status ParamArena::Take(int64_t bytes, std::vector<int>& ids, char*& view, bool& composed) {
   const int64_t n = ChunksFor(bytes);
-  if (bytes <= 0 || n > chunk_count()) {
+  if (bytes <= 0 || n > chunk_count_) {
     return absl::ResourceExhaustedError(
         absl::StrCat(bytes, " bytes do not fit the arena's ", capacity_bytes(), " bytes"));
   }
   ids.clear();
-  std::vector<int> unmade;
+  std::vector<bool> unmade;
   {
     absl::MutexLock l(&mu_);
-    while (static_cast<int64_t>(ids.size()) < n && !free_.empty()) {
-      ids.push_back(free_.back());
-      free_.pop_back();
+    int first = FindRunLocked(n);
+    // A chunk the filler is making may be what splits a run: wait for it once.
+    if (first < 0 && making_ > 0) {
+      auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return making_ == 0; };
+      mu_.Await(absl::Condition(&idle));
+      first = FindRunLocked(n);
     }
-    while (static_cast<int64_t>(ids.size() + unmade.size()) < n) {
-      const int id = ClaimUnmadeLocked();
-      if (id < 0) break;
-      unmade.push_back(id);
+    composed = first < 0;
+    for (size_t i = 0; i < chunks_.size() && static_cast<int64_t>(ids.size()) < n; ++i) {
+      if (!composed && static_cast<int>(i) < first) continue;
+      Chunk& c = chunks_[i];
+      if (c.state != State::kFree && c.state != State::kUnmade) continue;
+      unmade.push_back(c.state == State::kUnmade);
+      if (c.state == State::kUnmade) ++making_;
+      c.state = c.state == State::kUnmade ? State::kMaking : State::kTaken;
+      ids.push_back(static_cast<int>(i));
     }
-    for (int id : ids) chunks_[static_cast<size_t>(id)].taken = true;
-  }
-  absl::Status status;
-  for (int id : unmade) {  // the filler has not reached these yet: made here, not touched
-    Chunk c;
-    absl::Status s = MakeChunk(c, false);
-    absl::MutexLock l(&mu_);
-    --making_;
-    if (!s.ok()) {
-      status.Update(s);
-      ReleaseUnmadeLocked(id);
-      continue;
-    }
-    c.taken = true;
-    chunks_[static_cast<size_t>(id)] = c;
-    ids.push_back(id);
-  }
-  if (status.ok() && static_cast<int64_t>(ids.size()) < n) {
-    status = absl::ResourceExhaustedError(absl::StrCat(
-        "the arena has ", ids.size(), " free chunks of ", chunk_bytes_, " bytes, ", n, " needed"));
-  }
-  // A view reserved with room to align it for huge pages; chunks are moved into it.
-  const size_t span = static_cast<size_t>(n * chunk_bytes_);
-  const size_t align = static_cast<size_t>(PageBytes());
-  char* base = nullptr;
-  if (status.ok()) {
-    void* r = mmap(nullptr, span + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    if (r == MAP_FAILED) {
-      status = Errno("reserving a segment view");
-    } else {
-      char* raw = static_cast<char*>(r);
-      base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + align - 1) & ~(align - 1));
-      if (base > raw) munmap(raw, static_cast<size_t>(base - raw));
-      if (raw + span + align > base + span) {
-        munmap(base + span, static_cast<size_t>(raw + span + align - (base + span)));
+    if (static_cast<int64_t>(ids.size()) < n) {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        chunks_[static_cast<size_t>(ids[i])].state = unmade[i] ? State::kUnmade : State::kFree;
+        if (unmade[i]) --making_;
       }
+      const std::string m = absl::StrCat("the arena has ", ids.size(), " free chunks of ",
+                                         chunk_bytes_, " bytes, ", n, " needed");
+      ids.clear();
+      return absl::ResourceExhaustedError(m);
     }
   }
-  absl::MutexLock l(&mu_);
-  for (size_t i = 0; status.ok() && i < ids.size(); ++i) {
-    Chunk& c = chunks_[static_cast<size_t>(ids[i])];
-    char* to = base + static_cast<int64_t>(i) * chunk_bytes_;
-    void* moved = mremap(c.addr, static_cast<size_t>(chunk_bytes_),
-                         static_cast<size_t>(chunk_bytes_), MREMAP_MAYMOVE | MREMAP_FIXED, to);
-    if (moved == MAP_FAILED) {
-      status = Errno("moving an arena chunk into a view");
-      // Slots not yet filled still hold the reservation.
-      munmap(to, span - i * static_cast<size_t>(chunk_bytes_));
-      break;
-    }
-    c.addr = to;
-  }
-  if (status.ok() && mprotect(base, span, PROT_READ | PROT_WRITE) != 0) {
-    status = Errno("mprotect segment view");
-  }
-  if (!status.ok()) {
+  absl::Status s = MakeClaimed(ids, unmade);
+  if (s.ok() && composed) s = Compose(ids, view);
+  if (!s.ok()) {
+    absl::MutexLock l(&mu_);
     for (int id : ids) {
-      chunks_[static_cast<size_t>(id)].taken = false;
-      free_.push_back(id);
+      Chunk& c = chunks_[static_cast<size_t>(id)];
+      if (c.state == State::kTaken) c.state = State::kFree;
     }
     ids.clear();
-    return status;
+    return s;
   }
-  view = base;
+  if (!composed) view = Home(ids[0]);
   return absl::OkStatus();
 }
 
-void ParamArena::Give(const std::vector<int>& ids) {
+void ParamArena::Give(const std::vector<int>& ids, char* view, bool composed) {
+  if (composed) munmap(view, ids.size() * static_cast<size_t>(chunk_bytes_));
   absl::MutexLock l(&mu_);
   for (int id : ids) {
     Chunk& c = chunks_[static_cast<size_t>(id)];
-    SLUICE_CHECK(c.taken);
-    c.taken = false;
+    SLUICE_CHECK(c.state == State::kTaken);
+    c.state = State::kFree;
     c.touched = true;  // whatever filled it touched it
-    free_.push_back(id);
   }
 }
 
@@ -297,9 +320,19 @@ int ParamArena::fd(int id) const {
   return chunks_[static_cast<size_t>(id)].fd;
 }
 
+bool ParamArena::AllTouched(const std::vector<int>& ids) const {
+  absl::MutexLock l(&mu_);
+  return std::all_of(ids.begin(), ids.end(),
+                     [this](int id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                       return chunks_[static_cast<size_t>(id)].touched;
+                     });
+}
+
 int64_t ParamArena::free_chunks() const {
   absl::MutexLock l(&mu_);
-  return static_cast<int64_t>(free_.size() + unmade_.size());
+  return std::count_if(chunks_.begin(), chunks_.end(), [](const Chunk& c) {
+    return c.state == State::kFree || c.state == State::kUnmade;
+  });
 }
 
 int64_t ParamArena::touched_chunks() const {
@@ -309,9 +342,7 @@ int64_t ParamArena::touched_chunks() const {
 
 void ParamArena::WaitFilled() const {
   absl::MutexLock l(&mu_);
-  auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return !filling_ && making_ == 0;
-  };
+  auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !filling_ && making_ == 0; };
   mu_.Await(absl::Condition(&done));
 }
 

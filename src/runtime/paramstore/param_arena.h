@@ -1,15 +1,19 @@
 // ParamArena: the parameter store's pre-touched host memory (ServerlessLLM's pinned-pool idea,
 // docs/parameter-store.md "The arena"). The store's capacity is cut into equal chunks, each its
-// own memfd, written once (so the kernel and the hypervisor back every page) when the arena
-// starts, or by a background thread, then sealed against writes by anyone else
-// (F_SEAL_FUTURE_WRITE, F_SEAL_SHRINK/GROW, F_SEAL_SEAL) while the arena keeps its own writable
-// mapping. A model's segment (segment.h) is a run of chunks moved (mremap, no page faults) into
-// one contiguous view, so fills write into warm pages; instances receive the chunks' fds.
-// Used by ParamStore (one arena per store). Thread safety: every member may be called from any
-// thread (one absl::Mutex); the background filler is joined by the destructor.
+// own memfd, mapped once at a fixed place in one reserved range and written once through that
+// mapping when the arena starts (or by a background thread), then sealed against writes by
+// anyone else (F_SEAL_FUTURE_WRITE, F_SEAL_SHRINK/GROW, F_SEAL_SEAL) while the arena keeps its
+// writable mapping. A model's segment (segment.h) is a run of adjacent free chunks, used in
+// place: the mapping never changes, so fills write into pages whose page tables (and, on a
+// shadow-paging VM such as this CI box, the hypervisor's) are already filled. When no run is
+// free, the chunks are also mapped into a new range (mremap MREMAP_DONTUNMAP). Instances receive
+// the chunks' fds. Used by ParamStore (one arena per store).
+// Thread safety: every member may be called from any thread (one absl::Mutex); the background
+// filler is joined by the destructor.
 //
-// Chunk states: kUnmade -> kFree (created; touched unless pretouch is kNone) -> kTaken (part of
-// a segment) -> kFree (segment gone: the chunk keeps its pages and its mapping, ready for reuse).
+// Chunk states: kUnmade -> kMaking (filler or Take creating it) -> kFree (made; touched unless
+// pretouch is kNone) -> kTaken (part of a segment) -> kFree (segment gone: the chunk keeps its
+// pages and its mapping, warm for reuse).
 #ifndef SLUICE_RUNTIME_PARAMSTORE_PARAM_ARENA_H_
 #define SLUICE_RUNTIME_PARAMSTORE_PARAM_ARENA_H_
 
@@ -67,13 +71,17 @@ class ParamArena {
   int64_t ChunksFor(int64_t bytes) const { return (bytes + chunk_bytes_ - 1) / chunk_bytes_; }
   int64_t RoundUp(int64_t bytes) const { return ChunksFor(bytes) * chunk_bytes_; }
 
-  // Takes ChunksFor(bytes) free chunks, makes them writable and moves their mappings into one
-  // contiguous view (returned in `view`; ids in `ids`, in view order). ResourceExhausted when
-  // too few chunks are free; Internal when the kernel refuses a mapping (nothing is taken).
-  [[nodiscard]] absl::Status Take(int64_t bytes, std::vector<int>& ids, char*& view);
-  // Returns taken chunks (their pages and mappings are kept for the next Take).
-  void Give(const std::vector<int>& ids);
+  // Takes ChunksFor(bytes) chunks: adjacent free ones, used in place (`composed` false), or
+  // else any free ones mapped into a new contiguous range (`composed` true). `view` is their
+  // writable contiguous view, `ids` the chunks in view order. ResourceExhausted when too few are
+  // free; Internal when the kernel refuses a mapping (nothing is taken).
+  [[nodiscard]] absl::Status Take(int64_t bytes, std::vector<int>& ids, char*& view,
+                                  bool& composed);
+  // Returns what Take gave (pages and home mappings are kept for the next Take).
+  void Give(const std::vector<int>& ids, char* view, bool composed);
   int fd(int id) const;
+  // True when every chunk of `ids` has been written before (pretouched or filled once).
+  bool AllTouched(const std::vector<int>& ids) const;
 
   int64_t free_chunks() const;
   int64_t touched_chunks() const;  // made and touched (warm)
@@ -81,32 +89,35 @@ class ParamArena {
   void WaitFilled() const;
 
  private:
+  enum class State { kUnmade, kMaking, kFree, kTaken };
   struct Chunk {
     int fd = -1;
-    char* addr = nullptr;  // the arena's writable mapping (moved into views by Take)
-    bool made = false;
+    State state = State::kUnmade;
     bool touched = false;
-    bool taken = false;
   };
   explicit ParamArena(ParamArenaOptions options) : options_(std::move(options)) {}
-  // Creates chunk `id` (memfd, size, mapping, optional touch, seals) outside the lock.
-  absl::Status MakeChunk(Chunk& c, bool touch);
-  // Claims an unmade chunk (returns its id) or -1; a failed make hands it back.
-  int ClaimUnmadeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseUnmadeLocked(int id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  char* Home(int id) const { return base_ + static_cast<int64_t>(id) * chunk_bytes_; }
+  // Creates chunk `id` (memfd, size, its home mapping, optional touch, seals) outside the lock;
+  // the chunk must be kMaking.
+  absl::Status MakeChunk(int id, bool touch, int& fd);
+  // The first run of `n` chunks that are free or unmade, or -1.
+  int FindRunLocked(int64_t n) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Makes the kUnmade chunks among `ids` (already claimed as kMaking by the caller).
+  absl::Status MakeClaimed(const std::vector<int>& ids, std::vector<bool> unmade);
+  absl::Status Compose(const std::vector<int>& ids, char*& view);
   void FillLoop();
   int64_t PageBytes() const { return huge_ ? int64_t{2} << 20 : 4096; }
 
   const ParamArenaOptions options_;
-  int64_t chunk_bytes_ = 0;  // these three are fixed once Create returns
+  // Fixed once Create returns.
+  int64_t chunk_bytes_ = 0;
   int64_t chunk_count_ = 0;
   bool huge_ = false;
   std::string huge_note_;
+  char* base_ = nullptr;  // chunk i's home mapping is [Home(i), Home(i) + chunk_bytes_)
   mutable absl::Mutex mu_;
   std::vector<Chunk> chunks_ ABSL_GUARDED_BY(mu_);  // fixed size after Create
-  std::vector<int> free_ ABSL_GUARDED_BY(mu_);      // made, not taken (LIFO: warmest first)
-  std::vector<int> unmade_ ABSL_GUARDED_BY(mu_);    // neither made nor being made
-  int making_ ABSL_GUARDED_BY(mu_) = 0;             // claimed but not yet made
+  int making_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool filling_ ABSL_GUARDED_BY(mu_) = false;  // the background filler runs
   std::thread filler_;

@@ -115,6 +115,7 @@ TEST(ParamArenaTest, InstanceMapsChunksReadOnlyAndCannotWrite) {
   for (int64_t i = 0; i < bytes; ++i) (*s)->mutable_data()[i] = static_cast<char>(i * 7);
   ASSERT_TRUE((*s)->Seal().ok());
   EXPECT_EQ((*s)->mutable_data(), nullptr);
+  EXPECT_EQ(fcntl((*s)->fds()[0], F_GET_SEALS) & 0x0010, 0x0010);  // F_SEAL_FUTURE_WRITE
   for (int fd : (*s)->fds()) {
     EXPECT_EQ(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), MAP_FAILED);
     EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
@@ -133,6 +134,29 @@ TEST(ParamArenaTest, InstanceMapsChunksReadOnlyAndCannotWrite) {
   ASSERT_EQ(ftruncate(plain, 64 * kKiB), 0);
   EXPECT_TRUE(absl::IsInvalidArgument(
       ParamSegment::MapChunksReadOnly({plain}, 64 * kKiB, 64 * kKiB).status()));
+}
+
+// Adjacent free chunks are used in place; when only scattered ones are free, a segment still
+// gets one contiguous view of them, and its chunks go back when it goes.
+TEST(ParamArenaTest, ScatteredFreeChunksStillMakeOneView) {
+  auto arena = MakeArena(8 * 64 * kKiB, 64 * kKiB, Pretouch::kAtStart);  // 8 chunks
+  std::vector<std::unique_ptr<ParamSegment>> one;
+  for (int i = 0; i < 8; ++i) one.push_back(std::move(ParamSegment::Create(arena, 64 * kKiB)).value());
+  for (int i = 0; i < 8; i += 2) one[static_cast<size_t>(i)].reset();  // free 0, 2, 4, 6
+  auto s = ParamSegment::Create(arena, 4 * 64 * kKiB);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int64_t i = 0; i < 4 * 64 * kKiB; ++i) (*s)->mutable_data()[i] = static_cast<char>(i % 13);
+  for (int i = 1; i < 8; i += 2) EXPECT_EQ(one[static_cast<size_t>(i)]->data()[100], 0);
+  auto view = ParamSegment::MapChunksReadOnly(DupFds(**s), 64 * kKiB, 4 * 64 * kKiB);
+  ASSERT_TRUE(view.ok()) << view.status();
+  for (int64_t i = 0; i < 4 * 64 * kKiB; i += 511) {
+    ASSERT_EQ((*view)->data()[i], static_cast<char>(i % 13)) << i;
+  }
+  s->reset();
+  one.clear();
+  EXPECT_EQ(arena->free_chunks(), 8);
+  auto whole = ParamSegment::Create(arena, 8 * 64 * kKiB);  // one run again
+  EXPECT_TRUE(whole.ok()) << whole.status();
 }
 
 TEST(ParamArenaTest, FileSpansCoverTheSegmentChunkByChunk) {

@@ -4,13 +4,15 @@
 // buffer standing in for it). Device memory (--device-bytes) is allocated and written once
 // before anything is timed, as a GPU's memory exists before a process uses it (the emulated
 // device's memory is fresh host memory, whose first touch this VM makes slow).
-//   one shot: --socket S --model M [--populate] | --file F [--direct] | --shm NAME | --none
-//     (the store's chunks over SCM_RIGHTS; read(2) of a file, O_DIRECT with --direct; a
-//     /dev/shm mapping; nothing), prints one JSON line and exits.
+//   one shot: --socket S --model M [--map] | --file F [--direct] | --shm NAME | --none
+//     (the store's chunks over SCM_RIGHTS, pread block by block, or with --map mapped and read
+//     whole; read(2) of a file, O_DIRECT with --direct; a /dev/shm mapping; nothing), prints
+//     one JSON line and exits.
 //   --serve FIFO: a pre-started runtime process (issue 13's pool): sets the device up, prints
-//     {"ready": ...}, then runs the commands written to FIFO, one JSON line each: "cache S M" (get + copy),
-//     "map S M" (get + map, populated: a standby), "copy" (the standby's copy), "release",
-//     "file F" (O_DIRECT read into a staging buffer, copied block by block).
+//     {"ready": ...}, then runs the commands written to FIFO, one JSON line each: "cache S M"
+//     (the chunk fds, pread block by block into a staging buffer, each block copied), "map S M"
+//     (get, map and touch once: a standby), "copy" (the standby's copy), "release", "file F"
+//     (O_DIRECT read into the staging buffer, copied block by block).
 // JSON fields: bytes, checksum, attach_ms, copy_ms, device_setup_ms, device. Exit 1 on error.
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,15 +169,53 @@ bool FromFile(const std::string& path, bool direct, char* staging, Device& d, Re
   return true;
 }
 
-// The store's segment: fds over the agent's socket, mapped (populated when asked).
+// The store's segment: fds over the agent's socket, mapped and then touched once (a standby:
+// on a shadow-paging VM, mapping alone leaves every first access to trap).
 absl::StatusOr<std::unique_ptr<sluice::runtime::ParamClient>> Attach(const std::string& socket,
                                                                      const std::string& model,
-                                                                     bool populate, Result& r) {
+                                                                     bool touch, Result& r) {
   const auto t = Clock::now();
-  auto c = sluice::runtime::ParamClient::Open(socket, model, populate);
+  auto c = sluice::runtime::ParamClient::Open(socket, model, touch);
+  if (c.ok()) {
+    r.bytes = static_cast<size_t>((*c)->size());
+    if (touch) r.checksum = sluice::runtime::Checksum64((*c)->data(), r.bytes);
+  }
   r.attach_ms = MsSince(t);
-  if (c.ok()) r.bytes = static_cast<size_t>((*c)->size());
   return c;
+}
+
+// The cache path of a cold start: the store's chunk fds (no mapping), each block pread(2) into
+// the staging buffer and copied to the device, as a loader does through a pinned buffer.
+bool FromCache(const std::string& socket, const std::string& model, char* staging, Device& d,
+               Result& r, std::string& error) {
+  const auto t = Clock::now();
+  auto c = sluice::runtime::ParamClient::OpenFds(socket, model);
+  if (!c.ok()) {
+    error = std::string(c.status().message());
+    return false;
+  }
+  r.bytes = static_cast<size_t>((*c)->size());
+  const size_t chunk = static_cast<size_t>((*c)->chunk_bytes());
+  double copy_ms = 0;
+  for (size_t off = 0; off < r.bytes;) {
+    const size_t in = off % chunk;
+    const size_t want = std::min({kBlock, chunk - in, r.bytes - off});
+    const ssize_t n = pread((*c)->fds()[off / chunk], staging, want, static_cast<off_t>(in));
+    if (n <= 0) {
+      error = "pread of a parameter chunk failed";
+      return false;
+    }
+    const auto cp = Clock::now();
+    if (!d.Copy(off, staging, static_cast<size_t>(n))) {
+      error = "device copy failed";
+      return false;
+    }
+    copy_ms += MsSince(cp);
+    off += static_cast<size_t>(n);
+  }
+  r.copy_ms = copy_ms;
+  r.attach_ms = MsSince(t) - copy_ms;  // the socket and the reads
+  return true;
 }
 
 bool CopyAll(const char* data, size_t n, Device& d, Result& r) {
@@ -200,14 +241,15 @@ int Serve(const std::string& commands, Device& d, double setup_ms) {
     in >> cmd >> a >> b;
     Result r;
     std::string error;
-    if (cmd == "cache" || cmd == "map") {
-      auto c = Attach(a, b, cmd == "map", r);
+    if (cmd == "cache") {
+      FromCache(a, b, staging, d, r, error);
+    } else if (cmd == "map") {
+      auto c = Attach(a, b, true, r);
       if (!c.ok()) {
         Fail(std::string(c.status().message()));
         continue;
       }
-      if (cmd == "cache" && !CopyAll((*c)->data(), r.bytes, d, r)) error = "device copy failed";
-      if (cmd == "map") standby = std::move(*c);
+      standby = std::move(*c);
     } else if (cmd == "copy" && standby != nullptr) {
       r.bytes = static_cast<size_t>(standby->size());
       if (!CopyAll(standby->data(), r.bytes, d, r)) error = "device copy failed";
@@ -232,7 +274,7 @@ int Serve(const std::string& commands, Device& d, double setup_ms) {
 int main(int argc, char** argv) {
   std::string socket, model, shm, file, device = "none", serve;
   size_t device_bytes = 0;
-  bool none = false, populate = false, direct = false;
+  bool none = false, populate = false, direct = false;  // populate: --map
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -244,7 +286,7 @@ int main(int argc, char** argv) {
     else if (a == "--device-bytes") device_bytes = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--none") none = true;
     else if (a == "--serve") serve = next();
-    else if (a == "--populate") populate = true;
+    else if (a == "--map") populate = true;
     else if (a == "--direct") direct = true;
     else return Fail("unknown flag " + a);
   }
@@ -262,8 +304,8 @@ int main(int argc, char** argv) {
   Result r;
   std::unique_ptr<sluice::runtime::ParamClient> client;
   const char* data = nullptr;
-  if (!socket.empty()) {
-    auto c = Attach(socket, model, populate, r);
+  if (!socket.empty() && populate) {  // --map: map and touch, then copy from the mapping
+    auto c = Attach(socket, model, true, r);
     if (!c.ok()) return Fail(std::string(c.status().message()));
     client = std::move(*c);
     data = client->data();
@@ -278,11 +320,14 @@ int main(int argc, char** argv) {
     if (p == MAP_FAILED) return Fail("mmap /dev/shm/" + shm);
     data = static_cast<const char*>(p);
     r.attach_ms = MsSince(t);
-  } else if (!file.empty()) {
+  } else if (!file.empty() || (!socket.empty() && !populate)) {
     // A one-shot process has no warm staging buffer: allocating it is part of its start.
     void* staging = nullptr;
     if (posix_memalign(&staging, 4096, kBlock) != 0) return Fail("staging buffer");
-    if (!FromFile(file, direct, static_cast<char*>(staging), d, r, error)) return Fail(error);
+    const bool ok = file.empty()
+                        ? FromCache(socket, model, static_cast<char*>(staging), d, r, error)
+                        : FromFile(file, direct, static_cast<char*>(staging), d, r, error);
+    if (!ok) return Fail(error);
     Print(r, d, setup_ms);
     return 0;
   } else {

@@ -1,6 +1,6 @@
 // ParamSegment: one model's parameters in host memory, a run of the store's arena chunks
-// (param_arena.h: sealed memfds, pre-touched) seen as one contiguous view: writable while it
-// fills, read-only once sealed. Used by ParamStore (the node's parameter store), the chain
+// (param_arena.h: sealed memfds, pre-touched) seen as one contiguous view: filled once, then
+// sealed (served, never written again). Used by ParamStore (the node's parameter store), the chain
 // receiver (fills it from the network) and instance processes (map the chunk fds they received
 // over the agent's Unix socket).
 // Thread safety: the fill (mutable_data() writes) belongs to one owner at a time; after Seal()
@@ -46,8 +46,8 @@ class ParamSegment {
   ParamSegment(const ParamSegment&) = delete;
   ParamSegment& operator=(const ParamSegment&) = delete;
 
-  // Makes the view read-only (instances could never write it: the chunks are sealed).
-  // Idempotent.
+  // Ends the fill: mutable_data() is nullptr from now on. Instances could never write it (the
+  // chunks are sealed); the store keeps its mapping writable (segment.cc says why). Idempotent.
   [[nodiscard]] absl::Status Seal();
 
   bool sealed() const { return sealed_; }
@@ -58,8 +58,8 @@ class ParamSegment {
   // Store side: the file behind byte `offset` (< size()).
   FileSpan FileAt(int64_t offset) const;
   // Faults in [offset, offset + bytes) for writing (MADV_POPULATE_WRITE) right before it is
-  // filled; nearly free on the arena's pre-touched chunks, and for chunks made on demand it
-  // keeps the kernel's page zeroing in cache when the data lands. Before Seal() only.
+  // filled, so the kernel's page zeroing is still in cache when the data lands; skipped on
+  // warm (pre-touched or reused) chunks. Before Seal() only.
   void Prepare(int64_t offset, int64_t bytes);
   // Writable before Seal(), nullptr after.
   char* mutable_data() { return sealed_ ? nullptr : data_; }
@@ -76,6 +76,8 @@ class ParamSegment {
   int64_t size_;
   int64_t chunk_bytes_;
   bool sealed_;
+  bool composed_ = false;  // the view is a second mapping of scattered chunks (arena.Take)
+  bool warm_ = false;      // every chunk written before through this very mapping
 };
 
 }  // namespace sluice::runtime
