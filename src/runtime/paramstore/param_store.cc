@@ -118,7 +118,13 @@ absl::StatusOr<std::unique_ptr<ParamWriter>> ParamStore::BeginPut(
     entries_.emplace(model, std::move(e));  // segment null: reserved, allocating
     used_ += reserved;
   }
+  // The index drops a segment before its last user may let go of it (a chain member still
+  // forwarding a model evicted meanwhile), so its chunks can be briefly missing: wait for them.
   absl::StatusOr<std::unique_ptr<ParamSegment>> seg = ParamSegment::Create(arena_, bytes);
+  for (int i = 0; i < 500 && absl::IsResourceExhausted(seg.status()); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    seg = ParamSegment::Create(arena_, bytes);
+  }
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(model);
   SLUICE_CHECK(it != entries_.end());  // only this writer's Drop removes a filling entry
