@@ -48,8 +48,9 @@ absl::Status Validate(const AgentOptions& o) {
 }
 
 AgentParamsConfig ParamsConfigOf(const AgentOptions& o) {
-  return {o.params_capacity_bytes, o.params_evict_threshold, o.host, o.params_port,
-          o.run_dir + "/params.sock"};
+  return {o.params_capacity_bytes, o.params_evict_threshold, o.host,
+          o.params_port,          o.run_dir + "/params.sock", o.params_pretouch,
+          o.params_huge_pages,    o.params_token};
 }
 
 absl::Status LocatePrograms(AgentDaemon::Impl& d) {

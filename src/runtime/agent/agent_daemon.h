@@ -46,6 +46,12 @@ struct AgentOptions {
   int64_t params_capacity_bytes = int64_t{8} << 30;
   double params_evict_threshold = 0.85;
   int params_port = 0;
+  // The store's arena: when its pages are touched (start | background | none: on first use,
+  // kept warm after), huge pages; and the cluster's shared chain token (empty: env
+  // SLUICE_PARAMS_TOKEN, else none). See AgentParamsConfig.
+  std::string params_pretouch = "none";
+  bool params_huge_pages = false;
+  std::string params_token;
 };
 
 // One GPU as the agent serves it.

@@ -2,6 +2,8 @@
 // agent API does (400 bad field, 404 unknown model, 409 exists/pinned, 507 no room).
 #include "runtime/agent/agent_params.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status.h"
@@ -77,7 +79,8 @@ http::Response Load(ParamStore& store, const std::string& model, const std::stri
                                      .dump());
 }
 
-http::Response Forward(ParamStore& store, const std::string& model, const std::string& body) {
+http::Response Forward(ParamStore& store, const std::string& model, const std::string& body,
+                       const std::string& token) {
   absl::StatusOr<Json> j = ParseBody(body, {"chain", "chunk_bytes"});
   if (!j.ok()) return ErrorOf(j.status());
   if (!j->contains("chain") || !(*j)["chain"].is_array()) {
@@ -89,6 +92,7 @@ http::Response Forward(ParamStore& store, const std::string& model, const std::s
     chain.push_back(v.get<std::string>());
   }
   ChainOptions o;
+  o.token = token;
   if (j->contains("chunk_bytes")) {
     if (!(*j)["chunk_bytes"].is_number_integer()) {
       return http::ErrorResponse(400, "field 'chunk_bytes': must be an integer");
@@ -112,32 +116,35 @@ http::Response Forward(ParamStore& store, const std::string& model, const std::s
 absl::StatusOr<std::unique_ptr<AgentParams>> AgentParams::Start(const AgentParamsConfig& c) {
   std::unique_ptr<AgentParams> p(new AgentParams());
   p->config_ = c;
+  if (p->config_.token.empty()) {
+    if (const char* t = std::getenv("SLUICE_PARAMS_TOKEN"); t != nullptr) p->config_.token = t;
+  }
   ParamStoreOptions so;
   so.capacity_bytes = c.capacity_bytes;
   so.evict_threshold = c.evict_threshold;
+  SLUICE_ASSIGN_OR_RETURN(so.pretouch, ParsePretouch(c.pretouch, "params_pretouch"));
+  so.huge_pages = c.huge_pages;
   SLUICE_ASSIGN_OR_RETURN(p->store_, ParamStore::Create(so));
   ChainReceiverOptions ro;
   ro.host = c.host;
   ro.port = c.port;
+  ro.chain.token = p->config_.token;
   SLUICE_ASSIGN_OR_RETURN(p->receiver_, ChainReceiver::Start(*p->store_, ro));
   SLUICE_ASSIGN_OR_RETURN(p->fd_server_, ParamFdServer::Start(*p->store_, c.socket_path));
   return p;
 }
 
 AgentParams::~AgentParams() {
-  std::vector<std::thread> workers;
-  {
-    absl::MutexLock l(&mu_);
-    workers = std::move(workers_);
-  }
-  for (std::thread& t : workers) t.join();
+  workers_.JoinAll();
   if (fd_server_) fd_server_->Stop();
   if (receiver_) receiver_->Stop();
 }
 
 void AgentParams::Defer(http::Responder respond, std::function<http::Response()> work) {
-  absl::MutexLock l(&mu_);
-  workers_.emplace_back([r = std::move(respond), w = std::move(work)]() mutable { r(w()); });
+  // std::function needs a copyable callable: the responder and work move into a shared cell.
+  auto job = std::make_shared<std::pair<http::Responder, std::function<http::Response()>>>(
+      std::move(respond), std::move(work));
+  workers_.Start([job] { job->first(job->second()); });
 }
 
 void AgentParams::AddRoutes(http::Router& r) {
@@ -151,7 +158,7 @@ void AgentParams::AddRoutes(http::Router& r) {
   r.Handle("POST", "/agent/v1/params/{model}/forward",
            [this](http::Request& req, http::Responder respond) {
              Defer(std::move(respond), [this, model = req.param("model"), body = req.body] {
-               return Forward(*store_, model, body);
+               return Forward(*store_, model, body, config_.token);
              });
            });
   r.Handle("DELETE", "/agent/v1/params/{model}",
@@ -176,6 +183,10 @@ http::Response AgentParams::List() const {
                                       {"limit_bytes", store_->limit_bytes()},
                                       {"used_bytes", store_->used_bytes()},
                                       {"receive_address", receiver_->address()},
+                                      {"chunk_bytes", store_->arena().chunk_bytes()},
+                                      {"huge_pages", store_->arena().huge_pages()},
+                                      {"warm_chunks", store_->arena().touched_chunks()},
+                                      {"authenticated", !config_.token.empty()},
                                       {"socket", config_.socket_path},
                                       {"models", models}}
                                      .dump());

@@ -2,7 +2,8 @@
 // node's one ParamStore, its multicast receive port (ChainReceiver), the instances' fd socket
 // (ParamFdServer, <run_dir>/params.sock) and the agent API routes under /agent/v1/params.
 // Loading from disk and forwarding to a chain take seconds, so those handlers run on worker
-// threads and answer through their Responder; the rest answer on the loop at once.
+// threads (reaped as they finish) and answer through their Responder; the rest answer on the
+// loop at once.
 // Thread safety: handlers may run on any thread (the store locks itself); the destructor joins
 // the workers and stops the receive port and fd server.
 #ifndef SLUICE_RUNTIME_AGENT_AGENT_PARAMS_H_
@@ -20,6 +21,7 @@
 #include "runtime/paramstore/chain_receiver.h"
 #include "runtime/paramstore/fd_server.h"
 #include "runtime/paramstore/param_store.h"
+#include "runtime/paramstore/thread_set.h"
 
 namespace sluice::runtime {
 
@@ -29,11 +31,20 @@ struct AgentParamsConfig {
   std::string host = "127.0.0.1";  // the receive port's address
   int port = 0;
   std::string socket_path;         // the instances' fd socket
+  // The store's arena (param_arena.h): when its pages are touched ("start" | "background" |
+  // "none": made on first use and kept warm after), and huge pages.
+  std::string pretouch = "none";
+  bool huge_pages = false;
+  // The cluster's shared chain token: sent with every transfer this agent forwards, required
+  // of every transfer it receives (docs/parameter-store.md "Authentication"). Empty: the
+  // environment's SLUICE_PARAMS_TOKEN, and when that is unset too, no authentication.
+  std::string token;
 };
 
 class AgentParams {
  public:
-  // InvalidArgument naming capacity/threshold; Unavailable when a port or socket cannot bind.
+  // InvalidArgument naming capacity/threshold/pretouch; Unavailable when a port or socket
+  // cannot bind; ResourceExhausted when pretouch "start" cannot get the memory.
   static absl::StatusOr<std::unique_ptr<AgentParams>> Start(const AgentParamsConfig& config);
   ~AgentParams();
 
@@ -48,6 +59,7 @@ class AgentParams {
 
   ParamStore& store() { return *store_; }
   std::string receive_address() const { return receiver_->address(); }
+  size_t workers_held() const { return workers_.held(); }  // for tests
 
  private:
   AgentParams() = default;
@@ -60,8 +72,7 @@ class AgentParams {
   std::unique_ptr<ParamStore> store_;
   std::unique_ptr<ChainReceiver> receiver_;
   std::unique_ptr<ParamFdServer> fd_server_;
-  absl::Mutex mu_;
-  std::vector<std::thread> workers_ ABSL_GUARDED_BY(mu_);
+  ThreadSet workers_;
 };
 
 }  // namespace sluice::runtime

@@ -55,6 +55,11 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
   c->add_option("--health-interval-ms", f->health_interval_ms)->capture_default_str();
   c->add_option("--start-timeout-s", f->start_timeout_s, "instance start-up limit")
       ->capture_default_str();
+  c->add_option("--params-pretouch", f->o.params_pretouch,
+                "parameter store arena: start | background | none")
+      ->capture_default_str();
+  c->add_flag("--params-huge-pages", f->o.params_huge_pages, "arena in huge pages");
+  // The chain token comes from SLUICE_PARAMS_TOKEN (not a flag: it would show in ps).
   c->callback([f, &exit_code] {
     if (!ParsePortRange(f->ports, f->o.instance_ports)) {
       std::fprintf(stderr, "sluice agent: --instance-ports: want LO-HI, got '%s'\n",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/paramstore/param_arena.h"
 
 namespace sluice::runtime {
 
@@ -21,6 +22,8 @@ struct MulticastBenchOptions {
   int repeat = 3;                            // transfers per figure; the median is reported
   int load_threads = 4;
   std::string dir = "/tmp";                  // where the model file is written
+  Pretouch pretouch = Pretouch::kAtStart;    // every store's arena
+  bool huge_pages = false;
 };
 
 struct MulticastBenchResult {
@@ -30,6 +33,8 @@ struct MulticastBenchResult {
   double load_gib_per_s = 0;  // LoadFile of the model file (page cache warm: just written)
   double memcpy_gib_per_s = 0;  // one thread, best of 3, warm pages
   double memcpy_fresh_gib_per_s = 0;  // one thread into never-written pages (what a fill pays)
+  double arena_pretouch_s = 0;        // the slowest store's Create (touching its arena)
+  bool huge_pages = false;            // the arenas got huge pages
   int64_t bytes = 0;
   std::vector<std::string> failed;  // chain members that failed (should be empty)
 };
@@ -43,20 +48,42 @@ struct CacheBenchOptions {
   int load_threads = 4;
   std::string dir = "/tmp";
   std::string reader;        // sluice-param-reader; empty = located (SLUICE_BIN_DIR, build tree)
-  std::string emulated_dir;  // the emulated libcuda.so.1; empty = located; none found = memcpy
+  std::string emulated_dir;  // the emulated libcuda.so.1; empty = located
+  // "auto": the emulated device when found, else "none" (device_note says why); "emulated":
+  // NotFound when it is not found; "none": memcpy into a host buffer standing in for the device.
+  std::string device = "auto";
+  Pretouch pretouch = Pretouch::kAtStart;
+  bool huge_pages = false;
+  bool attach_comparison = true;  // also time /dev/shm and fork (docs/parameter-store.md)
 };
 
+// Every *_ms figure is a median of `repeat`; docs/parameter-store.md defines each.
 struct CacheBenchResult {
+  // load: a pre-started instance holding a populated mapping of the model's cached segment
+  // (its standby) copies it into its device memory; bytes / that copy's time.
   double load_gib_per_s = 0;
-  double memcpy_gib_per_s = 0;        // warm pages, as MulticastBenchResult
+  double memcpy_gib_per_s = 0;        // one thread, warm pages
   double memcpy_fresh_gib_per_s = 0;  // into never-written pages
   double ratio = 0;                   // load / memcpy
-  double cold_start_ms_from_cache = 0;  // spawn, fd over SCM_RIGHTS, map, copy to device, exit
-  double cold_start_ms_from_disk = 0;   // spawn, read(2) the file (page cache dropped), copy, exit
-  double cold_start_ms_from_disk_warm = 0;  // the same with the file in the page cache
-  bool disk_cache_dropped = false;      // posix_fadvise(DONTNEED) after fsync succeeded
-  std::string device;                   // "emulated" (cuMemcpyHtoD) or "none" (checksum only)
-  double spawn_ms = 0;                  // spawn + exit of the reader doing nothing
+  // The same copy with getting the fds and mapping them (no standby) counted in.
+  double load_with_attach_gib_per_s = 0;
+  double store_fill_gib_per_s = 0;    // disk (page cache warm) -> the store's arena, LoadFile
+  double arena_pretouch_s = 0;        // the store's Create: touching its whole arena once
+  // Cold starts in a pre-started runtime process (device set up, no process start on the
+  // critical path): the store's fds + map + copy to device, vs an O_DIRECT read of the file
+  // block by block + copy.
+  double cold_start_ms_from_cache = 0;
+  double cold_start_ms_from_disk = 0;
+  // The same with a process spawned for each start (exec, driver and device set-up included).
+  double cold_start_ms_from_cache_spawned = 0;
+  double cold_start_ms_from_disk_spawned = 0;
+  double spawn_ms = 0;                // spawn + exit of the reader doing nothing
+  double device_setup_ms = 0;         // the spawned reader's driver init + device memory
+  std::string disk_path = "O_DIRECT"; // how the disk path avoids the page cache
+  std::string device;                 // "emulated" (cuMemcpyHtoD) or "none"
+  std::string device_note;            // why the device is "none", when it is
+  bool huge_pages = false;
+  std::string huge_pages_note;
   // One full read pass of the parameters by a new process, three ways (docs/parameter-store.md).
   double attach_ms_memfd_scm = 0, attach_ms_shm_open = 0, attach_ms_fork_cow = 0;
   int64_t bytes = 0;

@@ -22,6 +22,8 @@ int RunMulticast(const runtime::MulticastBenchOptions& o, bool json) {
                       {"ratio", r->ratio},                   {"load_gib_per_s", r->load_gib_per_s},
                       {"memcpy_gib_per_s", r->memcpy_gib_per_s},
                       {"memcpy_fresh_gib_per_s", r->memcpy_fresh_gib_per_s},
+                      {"arena_pretouch_s", r->arena_pretouch_s},
+                      {"huge_pages", r->huge_pages},
                       {"receivers", o.receivers},            {"bytes", r->bytes},
                       {"chunk_bytes", o.chunk_bytes},        {"failed", r->failed}};
   if (json) {
@@ -40,20 +42,45 @@ int RunCache(const runtime::CacheBenchOptions& o, bool json) {
   if (!r.ok()) return Fail("cache-bench", r.status());
   nlohmann::json j = {{"load_gib_per_s", r->load_gib_per_s},
                       {"memcpy_gib_per_s", r->memcpy_gib_per_s},
-                      {"memcpy_fresh_gib_per_s", r->memcpy_fresh_gib_per_s},
                       {"ratio", r->ratio},
                       {"cold_start_ms_from_cache", r->cold_start_ms_from_cache},
                       {"cold_start_ms_from_disk", r->cold_start_ms_from_disk},
-                      {"cold_start_ms_from_disk_warm", r->cold_start_ms_from_disk_warm},
-                      {"disk_page_cache_dropped", r->disk_cache_dropped},
-                      {"device", r->device},
+                      {"cold_start_speedup", r->cold_start_ms_from_cache > 0
+                                                 ? r->cold_start_ms_from_disk /
+                                                       r->cold_start_ms_from_cache
+                                                 : 0},
+                      {"load_with_attach_gib_per_s", r->load_with_attach_gib_per_s},
+                      {"memcpy_fresh_gib_per_s", r->memcpy_fresh_gib_per_s},
+                      {"store_fill_gib_per_s", r->store_fill_gib_per_s},
+                      {"arena_pretouch_s", r->arena_pretouch_s},
+                      {"cold_start_ms_from_cache_spawned", r->cold_start_ms_from_cache_spawned},
+                      {"cold_start_ms_from_disk_spawned", r->cold_start_ms_from_disk_spawned},
                       {"spawn_ms", r->spawn_ms},
+                      {"device_setup_ms", r->device_setup_ms},
+                      {"disk_path", r->disk_path},
+                      {"device", r->device},
+                      {"device_note", r->device_note},
+                      {"huge_pages", r->huge_pages},
+                      {"huge_pages_note", r->huge_pages_note},
                       {"attach_ms_memfd_scm", r->attach_ms_memfd_scm},
                       {"attach_ms_shm_open", r->attach_ms_shm_open},
                       {"attach_ms_fork_cow", r->attach_ms_fork_cow},
                       {"bytes", r->bytes}};
   std::printf("%s\n", json ? j.dump().c_str() : j.dump(2).c_str());
   return 0;
+}
+
+// --pretouch start|background|none and --huge-pages, for the stores' arenas.
+void AddArenaFlags(CLI::App& app, runtime::Pretouch& pretouch, bool& huge) {
+  app.add_option_function<std::string>(
+         "--pretouch",
+         [&pretouch](const std::string& v) {
+           absl::StatusOr<runtime::Pretouch> p = runtime::ParsePretouch(v, "--pretouch");
+           if (!p.ok()) throw CLI::ValidationError(std::string(p.status().message()));
+           pretouch = *p;
+         },
+         "when the store's arena is touched: start | background | none (default start)");
+  app.add_flag("--huge-pages", huge, "arena chunks in huge pages (needs vm.nr_hugepages)");
 }
 
 }  // namespace
@@ -72,6 +99,7 @@ void RegisterParamBenches(CLI::App& node, int& exit_code) {
   }, "chunk size in MiB (default 4)");
   m->add_option("--repeat", mo->repeat, "runs per figure (median)")->capture_default_str();
   m->add_option("--dir", mo->dir, "where the model file is written")->capture_default_str();
+  AddArenaFlags(*m, mo->pretouch, mo->huge_pages);
   m->add_flag("--json", *mjson, "print one JSON object");
   m->callback([mo, mjson, &exit_code] { exit_code = RunMulticast(*mo, *mjson); });
 
@@ -84,6 +112,10 @@ void RegisterParamBenches(CLI::App& node, int& exit_code) {
   c->add_option("--repeat", co->repeat, "runs per figure (median)")->capture_default_str();
   c->add_option("--dir", co->dir, "where the model file is written")->capture_default_str();
   c->add_option("--load-threads", co->load_threads, "loader threads")->capture_default_str();
+  c->add_option("--device", co->device, "auto | emulated | none")->capture_default_str();
+  c->add_flag("!--no-attach-comparison", co->attach_comparison,
+              "skip the /dev/shm and fork attach timings");
+  AddArenaFlags(*c, co->pretouch, co->huge_pages);
   c->add_flag("--json", *cjson, "print one JSON object");
   c->callback([co, cjson, &exit_code] { exit_code = RunCache(*co, *cjson); });
 }

@@ -78,6 +78,7 @@ absl::Status WriteHello(int fd, const ChainHello& h) {
   w.Put(h.transfer_id);
   w.Put(h.total_bytes);
   w.Put(h.chunk_bytes);
+  w.PutString(h.token);
   w.PutString(h.model);
   w.PutString(h.to);
   PutStrings(w, h.rest);
@@ -96,6 +97,7 @@ absl::StatusOr<ChainHello> ReadHello(int fd) {
   SLUICE_ASSIGN_OR_RETURN(h.transfer_id, Get<uint64_t>(fd));
   SLUICE_ASSIGN_OR_RETURN(h.total_bytes, Get<int64_t>(fd));
   SLUICE_ASSIGN_OR_RETURN(h.chunk_bytes, Get<int64_t>(fd));
+  SLUICE_ASSIGN_OR_RETURN(h.token, GetString(fd));
   SLUICE_ASSIGN_OR_RETURN(h.model, GetString(fd));
   SLUICE_ASSIGN_OR_RETURN(h.to, GetString(fd));
   SLUICE_ASSIGN_OR_RETURN(h.rest, GetStrings(fd));

@@ -17,7 +17,7 @@
 namespace sluice::runtime {
 
 inline constexpr uint32_t kChainMagic = 0x534c5043;  // "SLPC"
-inline constexpr uint16_t kChainVersion = 1;
+inline constexpr uint16_t kChainVersion = 2;  // 2: Hello carries a token
 inline constexpr int64_t kMinChunkBytes = 4096;
 inline constexpr int64_t kMaxChunkBytes = int64_t{1} << 30;
 inline constexpr size_t kMaxChainMembers = 64;
@@ -27,6 +27,7 @@ struct ChainHello {
   std::string model;
   int64_t total_bytes = 0;
   int64_t chunk_bytes = 0;
+  std::string token;              // the sender's shared chain token (may be empty)
   std::string to;                 // the address the upstream dialled (the member's own name)
   std::vector<std::string> rest;  // members after `to`, in order
   int64_t chunks() const { return (total_bytes + chunk_bytes - 1) / chunk_bytes; }

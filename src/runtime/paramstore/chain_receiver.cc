@@ -27,7 +27,10 @@ class ChainReceiver::Transfer : public ChunkSource {
   }
   const ChainHello& hello() const { return hello_; }
 
-  int fd() const override { return writer_->fd(); }
+  // Only for stored chunks: the writer (and its segment) live as long as this transfer.
+  FileSpan FileAt(int64_t offset) const override ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return writer_->FileAt(offset);
+  }
   int64_t WaitAvailable(int64_t have, absl::Duration wait) override {
     absl::MutexLock l(&mu_);
     auto ready = [this, have]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -171,6 +174,17 @@ absl::Status ReceiveChunks(int fd, ChainReceiver::Transfer& t, uint64_t generati
   return absl::OkStatus();
 }
 
+// Constant time in the token's length, so a wrong guess learns nothing from the timing.
+bool TokenMatches(const std::string& got, const std::string& want) {
+  if (want.empty()) return true;
+  unsigned diff = got.size() == want.size() ? 0u : 1u;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff |= static_cast<unsigned char>(want[i]) ^
+            static_cast<unsigned char>(i < got.size() ? got[i] : 0);
+  }
+  return diff == 0;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ChainReceiver>> ChainReceiver::Start(ParamStore& store,
@@ -200,7 +214,7 @@ void ChainReceiver::AcceptLoop() {
       return;
     }
     fds_.insert(fd);
-    threads_.emplace_back([this, fd] { Serve(fd); });
+    threads_.Start([this, fd] { Serve(fd); });
   }
 }
 
@@ -258,8 +272,10 @@ std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::Attach(const ChainHello&
 
 void ChainReceiver::Serve(int fd) {
   absl::StatusOr<ChainHello> h = ReadHello(fd);
-  if (!h.ok()) {
-    (void)WriteWelcome(fd, {WelcomeCode::kRejected, 0, std::string(h.status().message())});
+  if (!h.ok() || !TokenMatches(h->token, options_.chain.token)) {
+    ++refused_;
+    (void)WriteWelcome(fd, {WelcomeCode::kRejected, 0,
+                            h.ok() ? "chain token refused" : std::string(h.status().message())});
     return Untrack(fd);
   }
   uint64_t gen = 0;
@@ -299,7 +315,6 @@ void ChainReceiver::Serve(int fd) {
 }
 
 void ChainReceiver::Stop() {
-  std::vector<std::thread> threads;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Transfer>> transfers;
   {
     absl::MutexLock l(&mu_);
@@ -312,11 +327,7 @@ void ChainReceiver::Stop() {
     transfers_.clear();
   }
   if (accept_thread_.joinable()) accept_thread_.join();
-  {
-    absl::MutexLock l(&mu_);
-    threads = std::move(threads_);
-  }
-  for (std::thread& t : threads) t.join();
+  threads_.JoinAll();
   transfers.clear();
   close(listen_fd_);
 }

@@ -5,7 +5,8 @@
 // verified. If the upstream connection breaks, the partial transfer waits orphan_timeout for a
 // rerouted upstream (same transfer id) and resumes; otherwise it is dropped, never served.
 // Thread safety: Start/Stop from one owner thread; one accept thread, one thread per connection
-// and one forwarder per transfer, all joined by Stop(). The store must outlive the receiver.
+// (reaped as they end) and one forwarder per transfer, all joined by Stop(). The store must
+// outlive the receiver.
 //
 // Transfer states: kReceiving -> kComplete (all chunks verified, committed) -> gone (after the
 // chain behind it reported); kReceiving -> kOrphaned (upstream lost) -> kReceiving (an upstream
@@ -25,13 +26,16 @@
 #include "absl/synchronization/mutex.h"
 #include "runtime/paramstore/chain_sender.h"
 #include "runtime/paramstore/param_store.h"
+#include "runtime/paramstore/thread_set.h"
 
 namespace sluice::runtime {
 
 struct ChainReceiverOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: ephemeral
-  ChainOptions chain;  // for forwarding (chunk size comes from each transfer)
+  // For forwarding (chunk size comes from each transfer). chain.token is also the token every
+  // incoming Hello must carry (compared in constant time); empty accepts any sender.
+  ChainOptions chain;
   absl::Duration orphan_timeout = absl::Seconds(10);
 };
 
@@ -51,6 +55,9 @@ class ChainReceiver {
   void Stop();
   int64_t transfers_completed() const { return completed_.load(); }
   int64_t transfers_dropped() const { return dropped_.load(); }
+  int64_t hellos_refused() const { return refused_.load(); }  // bad token or bad hello
+  // Connection threads held (running, or finished and not yet reaped): for tests.
+  size_t threads_held() const { return threads_.held(); }
 
   class Transfer;  // chain_receiver.cc
 
@@ -70,10 +77,10 @@ class ChainReceiver {
   const int listen_fd_;
   const int port_;
   std::thread accept_thread_;
-  std::atomic<int64_t> completed_{0}, dropped_{0};
+  ThreadSet threads_;
+  std::atomic<int64_t> completed_{0}, dropped_{0}, refused_{0};
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int> fds_ ABSL_GUARDED_BY(mu_);  // open connections (shut down by Stop)
   absl::flat_hash_map<uint64_t, std::shared_ptr<Transfer>> transfers_ ABSL_GUARDED_BY(mu_);
 };

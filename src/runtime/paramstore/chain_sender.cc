@@ -21,7 +21,7 @@ class LeaseSource : public ChunkSource {
   LeaseSource(const ParamLease& lease, int64_t chunk_bytes)
       : lease_(lease), chunk_bytes_(chunk_bytes),
         chunks_((lease.size() + chunk_bytes - 1) / chunk_bytes) {}
-  int fd() const override { return lease_.fd(); }
+  FileSpan FileAt(int64_t offset) const override { return lease_.FileAt(offset); }
   int64_t WaitAvailable(int64_t, absl::Duration) override { return chunks_; }
   uint64_t ChunkChecksum(int64_t i) override {
     const int64_t off = i * chunk_bytes_;
@@ -55,7 +55,8 @@ absl::Status SendChunks(int fd, ChunkSource& src, const ChainHello& h, int64_t f
     }
     const int64_t len = h.chunk_length(i);
     SLUICE_RETURN_IF_ERROR(WriteFrameHeader(fd, {i, len, src.ChunkChecksum(i)}));
-    SLUICE_RETURN_IF_ERROR(SendFileAll(fd, src.fd(), i * h.chunk_bytes, len));
+    SLUICE_RETURN_IF_ERROR(SendSegmentRange(
+        fd, [&src](int64_t at) { return src.FileAt(at); }, i * h.chunk_bytes, len));
   }
   return absl::OkStatus();
 }
@@ -99,6 +100,7 @@ ChainDone ForwardToChain(ChunkSource& source, const ChainHello& base,
   size_t next = 0;
   while (next < members.size()) {
     ChainHello h = base;
+    h.token = options.token;  // this member's own token, not its upstream's
     h.to = members[next];
     h.rest.assign(members.begin() + static_cast<std::ptrdiff_t>(next) + 1, members.end());
     ++next;

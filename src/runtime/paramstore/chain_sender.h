@@ -22,6 +22,9 @@ namespace sluice::runtime {
 
 struct ChainOptions {
   int64_t chunk_bytes = int64_t{4} << 20;  // [4 KiB, 1 GiB]; small enough to verify in cache
+  // The cluster's shared chain token, sent in every Hello (receivers refuse a transfer whose
+  // token differs from theirs; docs/parameter-store.md "Authentication"). Empty: none.
+  std::string token;
   absl::Duration connect_timeout = absl::Seconds(2);
   // A member silent this long (no chunk, ack or heartbeat) counts as dead; heartbeats go out
   // every io_timeout / 3 while a sender waits for data.
@@ -33,7 +36,7 @@ struct ChainOptions {
 class ChunkSource {
  public:
   virtual ~ChunkSource() = default;
-  virtual int fd() const = 0;  // the memfd, for sendfile
+  virtual FileSpan FileAt(int64_t offset) const = 0;  // the file behind a byte, for sendfile
   // Blocks until more than `have` leading chunks are stored or `wait` passes; returns how many
   // are stored, or -1 once the source was aborted.
   virtual int64_t WaitAvailable(int64_t have, absl::Duration wait) = 0;

@@ -11,11 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 
 namespace sluice::runtime {
 namespace {
@@ -183,6 +185,19 @@ absl::Status SendFileAll(int fd, int src, int64_t offset, int64_t size) {
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return status;
+}
+
+absl::Status SendSegmentRange(int fd, const std::function<FileSpan(int64_t)>& file_at,
+                              int64_t offset, int64_t size) {
+  const int64_t end = offset + size;
+  while (offset < end) {
+    const FileSpan s = file_at(offset);
+    const int64_t n = std::min(s.bytes, end - offset);
+    if (s.fd < 0 || n <= 0) return absl::InternalError("segment range out of bounds");
+    SLUICE_RETURN_IF_ERROR(SendFileAll(fd, s.fd, s.offset, n));
+    offset += n;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sluice::runtime

@@ -6,11 +6,13 @@
 #define SLUICE_RUNTIME_PARAMSTORE_CHAIN_SOCKET_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/paramstore/segment.h"
 
 namespace sluice::runtime {
 
@@ -31,6 +33,10 @@ absl::Status RecvAll(int fd, void* data, size_t size);
 // Sends [offset, offset + size) of file `src` (a memfd) with sendfile(2): the socket takes page
 // references, no user-space copy.
 absl::Status SendFileAll(int fd, int src, int64_t offset, int64_t size);
+// Sends [offset, offset + size) of a segment whose bytes live in several files (arena chunks):
+// `file_at(o)` says where byte o is (segment.h); sendfile span by span.
+absl::Status SendSegmentRange(int fd, const std::function<FileSpan(int64_t)>& file_at,
+                              int64_t offset, int64_t size);
 
 }  // namespace sluice::runtime
 

@@ -19,9 +19,11 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// A store whose arena is touched at start, as an agent's (small: each test makes several).
 std::unique_ptr<ParamStore> MakeStore() {
   ParamStoreOptions o;
-  o.capacity_bytes = 256 * kMiB;
+  o.capacity_bytes = 32 * kMiB;
+  o.pretouch = Pretouch::kAtStart;
   return std::move(ParamStore::Create(o)).value();
 }
 
@@ -37,9 +39,10 @@ ChainOptions FastOptions() {
 struct Agent {
   std::unique_ptr<ParamStore> store = MakeStore();
   std::unique_ptr<ChainReceiver> receiver;
-  explicit Agent(absl::Duration orphan_timeout = absl::Seconds(3)) {
+  explicit Agent(absl::Duration orphan_timeout = absl::Seconds(3), std::string token = "") {
     ChainReceiverOptions o;
     o.chain = FastOptions();
+    o.chain.token = std::move(token);
     o.orphan_timeout = orphan_timeout;
     receiver = std::move(ChainReceiver::Start(*store, o)).value();
   }
@@ -84,6 +87,70 @@ TEST(ChainTest, DeliversToEveryMemberInOrder) {
   for (auto& a : agents) EXPECT_TRUE(Contents(*a->store, "llama") == data);
 }
 
+// Receives land in the arena's pre-touched chunks (the arena spans several per chain chunk, so
+// forwarding sends each chain chunk from several files), and an evicted model's chunks are
+// reused warm by the next transfer.
+TEST(ChainTest, ReceivesIntoTheWarmArenaAndReusesItsChunks) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "m", 9 * kMiB + 77, 11);
+  Agent a, b;
+  const ParamArena& arena = b.store->arena();
+  ASSERT_LT(arena.chunk_bytes(), FastOptions().chunk_bytes);
+  EXPECT_EQ(arena.touched_chunks(), arena.chunk_count());
+  auto lease = origin->Acquire("m");
+  for (int round = 0; round < 3; ++round) {
+    auto r = SendChain(**lease, {a.receiver->address(), b.receiver->address()}, FastOptions());
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->failed.empty()) << r->failed[0];
+    EXPECT_TRUE(Contents(*b.store, "m") == data);
+    EXPECT_LE(arena.free_chunks(), arena.chunk_count() - arena.ChunksFor(9 * kMiB + 77));
+    ASSERT_TRUE(a.store->Evict("m").ok());
+    ASSERT_TRUE(b.store->Evict("m").ok());
+    // The receiver's transfer lets go of its writer just after reporting done.
+    for (int i = 0; i < 400 && arena.free_chunks() < arena.chunk_count(); ++i) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_EQ(arena.free_chunks(), arena.chunk_count());
+    EXPECT_EQ(arena.touched_chunks(), arena.chunk_count());
+  }
+}
+
+// With a chain token configured, a sender without it (or with another) is refused before any
+// byte is stored; members forward with their own token.
+TEST(ChainTest, ReceiversRefuseAWrongToken) {
+  auto origin = MakeStore();
+  const std::string data = PutRandom(*origin, "m", 2 * kMiB, 12);
+  Agent a(absl::Seconds(3), "s3cret"), b(absl::Seconds(3), "s3cret");
+  auto lease = origin->Acquire("m");
+  ChainOptions o = FastOptions();
+  o.token = "guess";
+  auto r = SendChain(**lease, {a.receiver->address()}, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->failed.size(), 1u);
+  EXPECT_NE(r->failed[0].find("token"), std::string::npos) << r->failed[0];
+  EXPECT_FALSE(a.store->Has("m"));
+  EXPECT_EQ(a.receiver->hellos_refused(), 1);
+  o.token = "s3cret";
+  r = SendChain(**lease, {a.receiver->address(), b.receiver->address()}, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->failed.empty()) << r->failed[0];
+  EXPECT_TRUE(Contents(*b.store, "m") == data);
+}
+
+// A long-lived receive port does not keep a thread handle per transfer it ever served.
+TEST(ChainTest, ConnectionThreadsAreReaped) {
+  auto origin = MakeStore();
+  PutRandom(*origin, "m", kMiB, 13);
+  Agent a;
+  auto lease = origin->Acquire("m");
+  for (int i = 0; i < 12; ++i) {
+    auto r = SendChain(**lease, {a.receiver->address()}, FastOptions());
+    ASSERT_TRUE(r.ok() && r->failed.empty());
+    ASSERT_TRUE(a.store->Evict("m").ok());
+  }
+  EXPECT_LE(a.receiver->threads_held(), 2u);  // the last one or two, not twelve
+}
+
 TEST(ChainTest, SkipsMemberDeadBeforeTheTransfer) {
   auto origin = MakeStore();
   const std::string data = PutRandom(*origin, "m", 3 * kMiB, 2);
@@ -111,7 +178,7 @@ class SlowSource : public ChunkSource {
       : lease_(lease), chunk_bytes_(chunk_bytes),
         chunks_((lease.size() + chunk_bytes - 1) / chunk_bytes), period_(period),
         start_(absl::Now()) {}
-  int fd() const override { return lease_.fd(); }
+  FileSpan FileAt(int64_t offset) const override { return lease_.FileAt(offset); }
   int64_t WaitAvailable(int64_t have, absl::Duration wait) override {
     const absl::Time until = absl::Now() + wait;
     for (;;) {
@@ -207,7 +274,9 @@ TEST(ChainTest, OrphanedPartialTransferIsDropped) {
   for (int64_t i = 0; i < 2; ++i) {
     ASSERT_TRUE(WriteFrameHeader(*fd, {i, kMiB, Checksum64((*lease)->data() + i * kMiB, kMiB)})
                     .ok());
-    ASSERT_TRUE(SendFileAll(*fd, (*lease)->fd(), i * kMiB, kMiB).ok());
+    ASSERT_TRUE(SendSegmentRange(
+                    *fd, [&](int64_t o) { return (*lease)->FileAt(o); }, i * kMiB, kMiB)
+                    .ok());
   }
   close(*fd);
   EXPECT_FALSE(a.store->Has("m"));

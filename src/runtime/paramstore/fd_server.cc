@@ -4,17 +4,20 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/status.h"
 
 namespace sluice::runtime {
 namespace {
 
 constexpr size_t kMaxLine = 256;
+constexpr size_t kFdsPerMessage = 128;  // SCM_RIGHTS carries at most 253 per message
 
 // Reads one '\n'-terminated line (without it); false on EOF, error or an overlong line.
 bool ReadLine(int fd, std::string& line) {
@@ -30,22 +33,54 @@ bool ReadLine(int fd, std::string& line) {
   return false;
 }
 
-bool SendWithFd(int sock, const std::string& text, int fd) {
-  iovec iov{const_cast<char*>(text.data()), text.size()};
+bool SendText(int sock, const std::string& text) {
+  return send(sock, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+}
+
+// One byte 'F' carrying `fds` (at most kFdsPerMessage).
+bool SendFds(int sock, const int* fds, size_t n) {
+  char f = 'F';
+  iovec iov{&f, 1};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kFdsPerMessage)] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1;
+}
+
+// Receives one SendFds message into `out`; false on error or a message without fds.
+bool RecvFds(int sock, std::vector<int>& out) {
+  char f = 0;
+  iovec iov{&f, 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kFdsPerMessage)] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  bool got = false;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      out.push_back(fd);
+    }
+    got = k > 0;
   }
-  return sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  return n == 1 && f == 'F' && got && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
 absl::StatusOr<int> UnixSocket(const std::string& path, sockaddr_un& a) {
@@ -91,18 +126,35 @@ void ParamFdServer::AcceptLoop() {
       return;
     }
     fds_.insert(fd);
-    threads_.emplace_back([this, fd] { Serve(fd); });
+    threads_.Start([this, fd] { Serve(fd); });
   }
 }
+
+namespace {
+
+// "OK ..." and the chunk fds of `lease`.
+bool SendLease(int fd, const ParamLease& lease) {
+  const std::vector<int> fds = lease.fds();
+  if (!SendText(fd, absl::StrCat("OK ", lease.size(), " ", lease.chunk_bytes(), " ", fds.size(),
+                                 "\n"))) {
+    return false;
+  }
+  for (size_t i = 0; i < fds.size(); i += kFdsPerMessage) {
+    if (!SendFds(fd, fds.data() + i, std::min(kFdsPerMessage, fds.size() - i))) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 void ParamFdServer::Serve(int fd) {
   std::string model;
   if (ReadLine(fd, model)) {
     absl::StatusOr<std::unique_ptr<ParamLease>> lease = store_.Acquire(model);
     if (!lease.ok()) {
-      SendWithFd(fd, absl::StrCat("ERR ", absl::StatusCodeToString(lease.status().code()), " ",
-                                  lease.status().message(), "\n"), -1);
-    } else if (SendWithFd(fd, absl::StrCat("OK ", (*lease)->size(), "\n"), (*lease)->fd())) {
+      SendText(fd, absl::StrCat("ERR ", absl::StatusCodeToString(lease.status().code()), " ",
+                                lease.status().message(), "\n"));
+    } else if (SendLease(fd, **lease)) {
       char c;  // hold the pin until the client closes (or dies)
       while (recv(fd, &c, 1, 0) > 0 || errno == EINTR) {
       }
@@ -114,7 +166,6 @@ void ParamFdServer::Serve(int fd) {
 }
 
 void ParamFdServer::Stop() {
-  std::vector<std::thread> threads;
   {
     absl::MutexLock l(&mu_);
     if (stopped_) return;
@@ -123,17 +174,25 @@ void ParamFdServer::Stop() {
     for (int fd : fds_) shutdown(fd, SHUT_RDWR);
   }
   if (accept_thread_.joinable()) accept_thread_.join();
-  {
-    absl::MutexLock l(&mu_);
-    threads = std::move(threads_);
-  }
-  for (std::thread& t : threads) t.join();
+  threads_.JoinAll();
   close(listen_fd_);
   unlink(path_.c_str());
 }
 
 absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::Open(const std::string& socket_path,
-                                                               const std::string& model) {
+                                                               const std::string& model,
+                                                               bool populate) {
+  return OpenImpl(socket_path, model, populate ? Mode::kMapPopulate : Mode::kMap);
+}
+
+absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::OpenFds(const std::string& socket_path,
+                                                                  const std::string& model) {
+  return OpenImpl(socket_path, model, Mode::kFds);
+}
+
+absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::OpenImpl(const std::string& socket_path,
+                                                                   const std::string& model,
+                                                                   Mode mode) {
   sockaddr_un a{};
   SLUICE_ASSIGN_OR_RETURN(int fd, UnixSocket(socket_path, a));
   const std::string request = model + "\n";
@@ -145,37 +204,46 @@ absl::StatusOr<std::unique_ptr<ParamClient>> ParamClient::Open(const std::string
     return absl::UnavailableError(absl::StrCat("parameter socket ", socket_path, ": ",
                                                std::strerror(e)));
   }
-  char buf[kMaxLine];
-  iovec iov{buf, sizeof(buf) - 1};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  int seg_fd = -1;
-  if (cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c != nullptr && c->cmsg_type == SCM_RIGHTS) {
-    std::memcpy(&seg_fd, CMSG_DATA(c), sizeof(int));
-  }
-  const std::string reply(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  int64_t bytes = -1;
-  if (reply.rfind("OK ", 0) != 0 || seg_fd < 0 ||
-      !absl::SimpleAtoi(reply.substr(3, reply.find('\n') - 3), &bytes)) {
-    if (seg_fd >= 0) close(seg_fd);
+  std::string reply;
+  if (!ReadLine(fd, reply)) reply.clear();
+  int64_t bytes = -1, chunk_bytes = -1, chunks = -1;
+  const std::vector<std::string> f = absl::StrSplit(reply, ' ');
+  if (f.size() != 4 || f[0] != "OK" || !absl::SimpleAtoi(f[1], &bytes) ||
+      !absl::SimpleAtoi(f[2], &chunk_bytes) || !absl::SimpleAtoi(f[3], &chunks) || chunks < 1 ||
+      chunks > (int64_t{1} << 20)) {
     close(fd);
     const std::string why = reply.rfind("ERR ", 0) == 0 ? reply.substr(4) : "bad reply";
     if (why.rfind("NOT_FOUND", 0) == 0) return absl::NotFoundError(why);
     return absl::UnavailableError("parameter store: " + why);
   }
-  absl::StatusOr<std::unique_ptr<ParamSegment>> seg = ParamSegment::MapReadOnly(seg_fd, bytes);
-  if (!seg.ok()) {
-    close(fd);
-    return seg.status();
+  std::vector<int> fds;
+  while (static_cast<int64_t>(fds.size()) < chunks) {
+    if (!RecvFds(fd, fds)) break;
   }
-  return std::unique_ptr<ParamClient>(new ParamClient(fd, std::move(*seg)));
+  if (static_cast<int64_t>(fds.size()) != chunks) {
+    for (int c : fds) close(c);
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("parameter store: received ", fds.size(), " of ",
+                                               chunks, " chunk fds"));
+  }
+  std::unique_ptr<ParamClient> client(new ParamClient(fd, bytes, chunk_bytes));
+  if (mode == Mode::kFds) {
+    if (chunks != (bytes + chunk_bytes - 1) / chunk_bytes) {
+      for (int c : fds) close(c);
+      return absl::UnavailableError("parameter store: chunk count does not match the size");
+    }
+    client->fds_ = std::move(fds);
+    return client;
+  }
+  SLUICE_ASSIGN_OR_RETURN(client->segment_,
+                          ParamSegment::MapChunksReadOnly(std::move(fds), chunk_bytes, bytes,
+                                                          mode == Mode::kMapPopulate));
+  return client;
 }
 
-ParamClient::~ParamClient() { close(conn_); }
+ParamClient::~ParamClient() {
+  for (int fd : fds_) close(fd);
+  close(conn_);
+}
 
 }  // namespace sluice::runtime

@@ -1,5 +1,6 @@
-// The reservation is taken under the lock and the memory allocated outside it (populating a
-// GiB takes a tenth of a second), so concurrent Acquire/List never wait behind an allocation.
+// The reservation is taken under the lock and the segment carved outside it (moving a GiB of
+// chunks into a view takes page-table work), so concurrent Acquire/List never wait behind it.
+// Accounting is in whole arena chunks, so a model that fits under the limit always finds them.
 #include "runtime/paramstore/param_store.h"
 
 #include <numeric>
@@ -34,7 +35,13 @@ absl::StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(ParamStoreOptions
     return absl::InvalidArgumentError("field 'evict_threshold': must be in (0, 1]");
   }
   if (!options.now) return absl::InvalidArgumentError("field 'now': clock required");
-  return std::unique_ptr<ParamStore>(new ParamStore(std::move(options)));
+  ParamArenaOptions ao;
+  ao.capacity_bytes = options.capacity_bytes;
+  ao.chunk_bytes = options.chunk_bytes;
+  ao.pretouch = options.pretouch;
+  ao.huge_pages = options.huge_pages;
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<ParamArena> arena, ParamArena::Create(ao));
+  return std::unique_ptr<ParamStore>(new ParamStore(std::move(options), std::move(arena)));
 }
 
 absl::Status ParamStore::ValidateModelName(const std::string& model) {
@@ -61,7 +68,7 @@ absl::Status ParamStore::MakeRoomLocked(const std::string& model, int64_t bytes)
   const int64_t limit = limit_bytes();
   int64_t evictable = 0;
   for (const auto& [name, e] : entries_) {
-    if (e.ready && e.pins == 0) evictable += e.bytes;
+    if (e.ready && e.pins == 0) evictable += e.reserved;
   }
   if (used_ - evictable + bytes > limit) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -78,7 +85,7 @@ absl::Status ParamStore::MakeRoomLocked(const std::string& model, int64_t bytes)
       }
     }
     SLUICE_CHECK(lru != entries_.end());  // guaranteed by the evictable sum above
-    used_ -= lru->second.bytes;
+    used_ -= lru->second.reserved;
     entries_.erase(lru);
   }
   return absl::OkStatus();
@@ -96,25 +103,33 @@ absl::StatusOr<std::unique_ptr<ParamWriter>> ParamStore::BeginPut(
       return absl::InvalidArgumentError("field 'layer_bytes': must sum to 'bytes'");
     }
   }
+  const int64_t reserved = arena_->RoundUp(bytes);
   {
     absl::MutexLock lock(&mu_);
     if (auto it = entries_.find(model); it != entries_.end()) {
       return absl::AlreadyExistsError(absl::StrCat(
           "model '", model, "' is already ", it->second.ready ? "stored" : "being filled"));
     }
-    SLUICE_RETURN_IF_ERROR(MakeRoomLocked(model, bytes));
+    SLUICE_RETURN_IF_ERROR(MakeRoomLocked(model, reserved));
     Entry e;
     e.bytes = bytes;
+    e.reserved = reserved;
     e.layer_bytes = std::move(layer_bytes);
     entries_.emplace(model, std::move(e));  // segment null: reserved, allocating
-    used_ += bytes;
+    used_ += reserved;
   }
-  absl::StatusOr<std::unique_ptr<ParamSegment>> seg = ParamSegment::Create(model, bytes);
+  // The index drops a segment before its last user may let go of it (a chain member still
+  // forwarding a model evicted meanwhile), so its chunks can be briefly missing: wait for them.
+  absl::StatusOr<std::unique_ptr<ParamSegment>> seg = ParamSegment::Create(arena_, bytes);
+  for (int i = 0; i < 500 && absl::IsResourceExhausted(seg.status()); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    seg = ParamSegment::Create(arena_, bytes);
+  }
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(model);
   SLUICE_CHECK(it != entries_.end());  // only this writer's Drop removes a filling entry
   if (!seg.ok()) {
-    used_ -= bytes;
+    used_ -= reserved;
     entries_.erase(it);
     return seg.status();
   }
@@ -136,7 +151,7 @@ void ParamStore::Drop(const std::string& model) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(model);
   if (it == entries_.end() || it->second.ready) return;
-  used_ -= it->second.bytes;
+  used_ -= it->second.reserved;
   entries_.erase(it);
 }
 
@@ -169,7 +184,7 @@ absl::Status ParamStore::Evict(const std::string& model) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", model, "' is pinned by ", it->second.pins, " user(s)"));
   }
-  used_ -= it->second.bytes;
+  used_ -= it->second.reserved;
   entries_.erase(it);
   return absl::OkStatus();
 }

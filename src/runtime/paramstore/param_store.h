@@ -1,7 +1,8 @@
 // ParamStore: the node's one host-memory parameter store (docs/parameter-store.md), shared by
 // BlitzScale's parameter pool (sources for multicast chains), QUART's KeysManager (stage
-// parameters kept for fast instance starts) and fast cold starts. Models are named, sealed memfd
-// segments (segment.h) that instances map read-only; capacity in bytes with LRU eviction past a
+// parameters kept for fast instance starts) and fast cold starts. Models are named segments
+// (segment.h) carved from a pre-touched arena of sealed memfd chunks (param_arena.h) that
+// instances map read-only; capacity in bytes with LRU eviction past a
 // threshold (QUART: 85 %), pins for segments in use, and a fill protocol (ParamWriter) so nothing
 // half-written is ever served. Owned by the node agent; the chain receiver fills it.
 // Thread safety: every member may be called from any thread (one absl::Mutex); writers and
@@ -32,6 +33,11 @@ struct ParamStoreOptions {
   // used unpinned models; in (0, 1].
   double evict_threshold = 0.85;
   std::function<absl::Time()> now = [] { return absl::Now(); };  // injectable for tests
+  // The arena (param_arena.h) behind the capacity: chunk size (0: automatic), when its pages
+  // are touched, huge pages.
+  int64_t chunk_bytes = 0;
+  Pretouch pretouch = Pretouch::kAtStart;
+  bool huge_pages = false;
 };
 
 // One model as List() reports it.
@@ -48,14 +54,17 @@ struct ParamModelInfo {
 class ParamStore;
 
 // A pin on a ready model: while any lease lives, the model is not evicted. The segment is
-// sealed (read-only); fd() can be sent to another process (SCM_RIGHTS) or used with sendfile.
+// read-only; fds() (its sealed chunks) can be sent to another process (SCM_RIGHTS), FileAt()
+// feeds sendfile.
 class ParamLease {
  public:
   ~ParamLease();
   ParamLease(const ParamLease&) = delete;
   ParamLease& operator=(const ParamLease&) = delete;
   const std::string& model() const { return model_; }
-  int fd() const { return segment_->fd(); }
+  std::vector<int> fds() const { return segment_->fds(); }
+  int64_t chunk_bytes() const { return segment_->chunk_bytes(); }
+  FileSpan FileAt(int64_t offset) const { return segment_->FileAt(offset); }
   const char* data() const { return segment_->data(); }
   int64_t size() const { return segment_->size(); }
   const std::vector<int64_t>& layer_bytes() const { return layer_bytes_; }
@@ -86,7 +95,7 @@ class ParamWriter {
   char* data() { return segment_->mutable_data(); }
   // See ParamSegment::Prepare: call before filling each piece.
   void Prepare(int64_t offset, int64_t bytes) { segment_->Prepare(offset, bytes); }
-  int fd() const { return segment_->fd(); }
+  FileSpan FileAt(int64_t offset) const { return segment_->FileAt(offset); }
   int64_t size() const { return segment_->size(); }
   // Seals the segment and makes the model servable (Acquire). Call once.
   [[nodiscard]] absl::Status Commit();
@@ -125,9 +134,11 @@ class ParamStore {
 
   std::vector<ParamModelInfo> List() const;  // by model name
   bool Has(const std::string& model) const;  // ready
-  int64_t used_bytes() const;                // ready + filling
+  // Ready + filling, each rounded up to whole arena chunks (what they hold of the arena).
+  int64_t used_bytes() const;
   int64_t capacity_bytes() const { return options_.capacity_bytes; }
   int64_t limit_bytes() const;               // evict_threshold x capacity
+  const ParamArena& arena() const { return *arena_; }
 
   // InvalidArgument unless `model` is a valid model name (see BeginPut).
   static absl::Status ValidateModelName(const std::string& model);
@@ -138,6 +149,7 @@ class ParamStore {
   struct Entry {
     std::shared_ptr<ParamSegment> segment;  // null while the reservation allocates
     int64_t bytes = 0;
+    int64_t reserved = 0;  // bytes rounded up to whole chunks
     std::vector<int64_t> layer_bytes;
     bool ready = false;
     int pins = 0;
@@ -145,7 +157,8 @@ class ParamStore {
     absl::Time loaded_at = absl::InfinitePast();
     absl::Time last_use = absl::InfinitePast();
   };
-  explicit ParamStore(ParamStoreOptions options) : options_(std::move(options)) {}
+  ParamStore(ParamStoreOptions options, std::shared_ptr<ParamArena> arena)
+      : options_(std::move(options)), arena_(std::move(arena)) {}
   void Unpin(const std::string& model);
   absl::Status Publish(const std::string& model);
   void Drop(const std::string& model);
@@ -154,6 +167,8 @@ class ParamStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ParamStoreOptions options_;
+  // Shared: segments still leased when the store goes (they must not be) keep it alive.
+  const std::shared_ptr<ParamArena> arena_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   int64_t used_ ABSL_GUARDED_BY(mu_) = 0;

@@ -57,10 +57,13 @@ TEST(ParamStoreTest, StoresAndServesReadOnlySealedSegments) {
   ASSERT_TRUE(lease.ok());
   EXPECT_EQ((*lease)->size(), 2 * kMiB);
   EXPECT_EQ((*lease)->data()[2 * kMiB - 1], 'a');
-  // The kernel refuses a writable shared mapping of the sealed memfd.
-  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, (*lease)->fd(), 0);
-  EXPECT_EQ(p, MAP_FAILED);
-  EXPECT_NE(fcntl((*lease)->fd(), F_GET_SEALS) & (F_SEAL_WRITE | 0x0010), 0);
+  // The kernel refuses a writable shared mapping, and write(2), of every sealed chunk.
+  for (int fd : (*lease)->fds()) {
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EXPECT_EQ(p, MAP_FAILED);
+    EXPECT_NE(fcntl(fd, F_GET_SEALS) & (F_SEAL_WRITE | 0x0010), 0);
+    EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
+  }
   auto infos = f.store->List();
   ASSERT_EQ(infos.size(), 1u);
   EXPECT_EQ(infos[0].pins, 1);

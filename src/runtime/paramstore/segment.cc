@@ -1,6 +1,6 @@
-// memfd over /dev/shm: no global name to leak after a crash or to be opened by another user, the
-// memory goes when the last fd and mapping go, and seals make "read-only" a kernel guarantee
-// (docs/parameter-store.md compares it with shm_open and QUART's fork).
+// The instance side maps each chunk fd at its place in one reserved range, so a model is one
+// contiguous array for the instance as it is for the store (docs/parameter-store.md compares
+// this with shm_open and QUART's fork).
 #include "runtime/paramstore/segment.h"
 
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 
 namespace sluice::runtime {
 namespace {
@@ -20,88 +21,131 @@ namespace {
 #ifndef F_SEAL_FUTURE_WRITE
 #define F_SEAL_FUTURE_WRITE 0x0010  // Linux 5.1
 #endif
-// F_SEAL_FUTURE_WRITE, not F_SEAL_WRITE: the latter fails with EBUSY while pages are still
-// referenced by in-flight sendfile(2) (a chain member forwarding its last chunks). The writable
-// mapping is gone before sealing, so no writer remains either way.
-constexpr int kAllSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
 constexpr int kWriteSeals = F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
+constexpr size_t kViewAlign = size_t{2} << 20;  // huge-page chunks need 2 MiB-aligned views
 
-absl::Status Errno(const std::string& what) {
-  const int e = errno;
-  const std::string m = absl::StrCat(what, ": ", std::strerror(e));
-  return e == ENOMEM || e == ENOSPC ? absl::ResourceExhaustedError(m) : absl::InternalError(m);
+void CloseAll(const std::vector<int>& fds) {
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+// A PROT_NONE range of `span` bytes aligned to kViewAlign, or nullptr.
+char* ReserveAligned(size_t span) {
+  void* r = mmap(nullptr, span + kViewAlign, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return nullptr;
+  char* raw = static_cast<char*>(r);
+  char* base = reinterpret_cast<char*>(
+      (reinterpret_cast<uintptr_t>(raw) + kViewAlign - 1) & ~(kViewAlign - 1));
+  if (base > raw) munmap(raw, static_cast<size_t>(base - raw));
+  char* end = raw + span + kViewAlign;
+  if (end > base + span) munmap(base + span, static_cast<size_t>(end - (base + span)));
+  return base;
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ParamSegment>> ParamSegment::Create(const std::string& name,
-                                                                   int64_t bytes) {
+absl::StatusOr<std::unique_ptr<ParamSegment>> ParamSegment::Create(
+    std::shared_ptr<ParamArena> arena, int64_t bytes) {
   if (bytes <= 0) return absl::InvalidArgumentError("segment size must be > 0");
-  const int fd = memfd_create(("sluice-params:" + name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return Errno("memfd_create");
-  if (ftruncate(fd, bytes) != 0) {
-    absl::Status s = Errno(absl::StrCat("ftruncate ", bytes, " bytes"));
-    close(fd);
-    return s;
-  }
-  // Not MAP_POPULATE: zeroing the whole segment up front is an extra pass over memory (and
-  // delays the first chunk); Prepare() populates each piece just before it is filled.
-  void* p = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    absl::Status s = Errno(absl::StrCat("mmap ", bytes, " bytes"));
-    close(fd);
-    return s;
-  }
-  return std::unique_ptr<ParamSegment>(new ParamSegment(fd, bytes, static_cast<char*>(p), false));
+  std::vector<int> ids;
+  char* view = nullptr;
+  bool composed = false;
+  SLUICE_RETURN_IF_ERROR(arena->Take(bytes, ids, view, composed));
+  const int64_t span = arena->RoundUp(bytes);
+  // Only the tail: the fill overwrites [0, bytes), and until Commit nobody else sees it.
+  if (span > bytes) std::memset(view + bytes, 0, static_cast<size_t>(span - bytes));
+  const int64_t chunk = arena->chunk_bytes();
+  auto s = std::unique_ptr<ParamSegment>(
+      new ParamSegment(std::move(arena), std::move(ids), view, bytes, chunk, false));
+  s->composed_ = composed;
+  s->warm_ = !composed && s->arena_->AllTouched(s->ids_);
+  return s;
 }
 
-absl::StatusOr<std::unique_ptr<ParamSegment>> ParamSegment::MapReadOnly(int fd, int64_t bytes) {
-  struct stat st {};
-  const int seals = fcntl(fd, F_GET_SEALS);
-  if (fstat(fd, &st) != 0 || seals < 0 || (seals & kWriteSeals) == 0) {
-    close(fd);
-    return absl::InvalidArgumentError("fd is not a sealed parameter segment");
+absl::StatusOr<std::unique_ptr<ParamSegment>> ParamSegment::MapChunksReadOnly(
+    std::vector<int> fds, int64_t chunk_bytes, int64_t bytes, bool populate) {
+  const int64_t need = chunk_bytes > 0 ? (bytes + chunk_bytes - 1) / chunk_bytes : -1;
+  if (bytes <= 0 || chunk_bytes <= 0 || static_cast<int64_t>(fds.size()) != need) {
+    CloseAll(fds);
+    return absl::InvalidArgumentError(absl::StrCat("a segment of ", bytes, " bytes in chunks of ",
+                                                   chunk_bytes, " needs ", need, " fds, got ",
+                                                   fds.size()));
   }
-  if (st.st_size <= 0 || (bytes >= 0 && st.st_size != bytes)) {
-    close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat("segment holds ", st.st_size, " bytes, expected ", bytes));
+  for (int fd : fds) {
+    struct stat st {};
+    const int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &st) != 0 || seals < 0 || (seals & kWriteSeals) == 0 ||
+        st.st_size != chunk_bytes) {
+      CloseAll(fds);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fd is not a sealed parameter chunk of ", chunk_bytes, " bytes"));
+    }
   }
-  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    absl::Status s = Errno("mmap read-only");
-    close(fd);
-    return s;
+  const size_t span = static_cast<size_t>(need * chunk_bytes);
+  char* base = ReserveAligned(span);
+  if (base == nullptr) {
+    CloseAll(fds);
+    return absl::ResourceExhaustedError("reserving the segment's address range");
   }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    void* p = mmap(base + i * static_cast<size_t>(chunk_bytes), static_cast<size_t>(chunk_bytes),
+                   PROT_READ, MAP_SHARED | MAP_FIXED | (populate ? MAP_POPULATE : 0), fds[i], 0);
+    if (p == MAP_FAILED) {
+      const std::string why = std::strerror(errno);
+      munmap(base, span);
+      CloseAll(fds);
+      return absl::InternalError("mapping a parameter chunk read-only: " + why);
+    }
+  }
+  CloseAll(fds);  // the mappings keep the chunks
   return std::unique_ptr<ParamSegment>(
-      new ParamSegment(fd, st.st_size, static_cast<char*>(p), true));
+      new ParamSegment(nullptr, {}, base, bytes, chunk_bytes, true));
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
+ParamSegment::~ParamSegment() {
+  if (arena_ != nullptr) {
+    arena_->Give(ids_, data_, composed_);
+  } else if (data_ != nullptr) {
+    const int64_t n = (size_ + chunk_bytes_ - 1) / chunk_bytes_;
+    munmap(data_, static_cast<size_t>(n * chunk_bytes_));
+  }
+}
+
+std::vector<int> ParamSegment::fds() const {
+  std::vector<int> out;
+  out.reserve(ids_.size());
+  for (int id : ids_) out.push_back(arena_->fd(id));
+  return out;
+}
+
+FileSpan ParamSegment::FileAt(int64_t offset) const {
+  SLUICE_CHECK(arena_ != nullptr && offset >= 0 && offset < size_);
+  const int64_t i = offset / chunk_bytes_;
+  const int64_t in = offset - i * chunk_bytes_;
+  return {arena_->fd(ids_[static_cast<size_t>(i)]), in,
+          std::min(chunk_bytes_ - in, size_ - offset)};
+}
 
 void ParamSegment::Prepare(int64_t offset, int64_t bytes) {
-  if (sealed_ || data_ == nullptr) return;
+  // On warm chunks populating is pure cost: on this VM each already-present page still costs a
+  // trap (measured: fills at 0.14 GiB/s with it, docs/parameter-store.md).
+  if (sealed_ || data_ == nullptr || warm_) return;
   const int64_t page = 4096;
   const int64_t begin = offset / page * page;
   const int64_t end = std::min(size_, offset + bytes);
   if (end > begin) madvise(data_ + begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE);
 }
 
-ParamSegment::~ParamSegment() {
-  if (data_ != nullptr) munmap(data_, static_cast<size_t>(size_));
-  if (fd_ >= 0) close(fd_);
-}
-
 absl::Status ParamSegment::Seal() {
   if (sealed_) return absl::OkStatus();
-  if (data_ != nullptr && munmap(data_, static_cast<size_t>(size_)) != 0) return Errno("munmap");
-  data_ = nullptr;
-  if (fcntl(fd_, F_ADD_SEALS, kAllSeals) != 0) return Errno("sealing the segment");
-  void* p = mmap(nullptr, static_cast<size_t>(size_), PROT_READ, MAP_SHARED, fd_, 0);
-  if (p == MAP_FAILED) return Errno("mmap read-only");
-  data_ = static_cast<char*>(p);
+  // The store's own mapping stays writable (mprotect would drop the hypervisor's page tables on
+  // a shadow-paging VM, making the next fill of these chunks slow again); nothing in the store
+  // writes a sealed segment, and the chunk seals keep every other process from writing.
   sealed_ = true;
   return absl::OkStatus();
 }
