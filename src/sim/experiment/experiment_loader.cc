@@ -13,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "core/registry/policy_registry.h"
+#include "sim/experiment/function_group.h"
 #include "sim/experiment/loader_internal.h"
 #include "sim/experiment/slo_sweep.h"
 #include "sim/experiment/yaml_fields.h"
@@ -105,17 +107,25 @@ absl::Status ParseFunctions(const StrictMap& top, const LoadContext& ctx, Loaded
     return top.ErrorAt("functions", "must be a non-empty list of functions");
   }
   std::vector<FunctionConfig>& functions = out.config.functions;
+  absl::flat_hash_set<std::string> names;  // function groups make thousands of functions
   int i = 0;
   for (const YAML::Node& item : list) {
-    SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
-    for (const FunctionConfig& g : functions) {
-      if (g.name == f.config.name) {
+    std::vector<internal::ParsedFunction> parsed;
+    if (internal::IsFunctionGroup(item)) {
+      SLUICE_ASSIGN_OR_RETURN(parsed,
+                              internal::ParseFunctionGroup(item, i, ctx, out.config.seed));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
+      parsed.push_back(std::move(f));
+    }
+    for (internal::ParsedFunction& f : parsed) {
+      if (!names.insert(f.config.name).second) {
         return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
                          absl::StrCat("duplicate function name '", f.config.name, "'"));
       }
+      if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
+      functions.push_back(std::move(f.config));
     }
-    if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
-    functions.push_back(std::move(f.config));
     ++i;
   }
   return absl::OkStatus();
