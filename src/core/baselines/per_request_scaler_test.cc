@@ -12,6 +12,7 @@
 #include "core/baselines/per_request_scaler.h"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <queue>
 #include <random>
@@ -169,6 +170,8 @@ TEST(PerRequestValidationTest, MatchesSimFaasPublishedExample) {
   for (uint64_t seed : {1, 2}) {
     SCOPED_TRACE(seed);
     const LoopResult r = RunLoop(0.9, 600, 3e5, service, seed);
+    std::printf("simfaas seed %d: p_cold %.5f mean instances %.4f running %.4f\n",
+                static_cast<int>(seed), r.p_cold, r.mean_instances, r.mean_running);
     EXPECT_NEAR(r.p_cold, 0.0014, 0.0014 * 0.25);
     EXPECT_NEAR(r.mean_instances, 7.6612, 7.6612 * 0.04);
     EXPECT_NEAR(r.mean_running, 1.7879, 1.7879 * 0.03);
@@ -182,6 +185,8 @@ TEST(PerRequestValidationTest, MatchesTheSingleInstanceClosedForm) {
   auto service = [](bool, std::mt19937_64&) { return 0.1; };
   const double x = std::exp(-(600 + 0.1) / 300);
   const LoopResult r = RunLoop(1.0 / 300, 600, 3e6, service, 7);
+  std::printf("closed form: p_cold %.5f (%.5f) mean instances %.5f (%.5f)\n", r.p_cold, x,
+              r.mean_instances, 1 - x);
   EXPECT_NEAR(r.p_cold, x, x * 0.08);
   EXPECT_NEAR(r.mean_instances, 1 - x, (1 - x) * 0.02);
 }
