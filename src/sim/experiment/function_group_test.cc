@@ -3,6 +3,7 @@
 // its file:line: field.
 #include "sim/experiment/experiment_loader.h"
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -127,6 +128,24 @@ TEST_F(FunctionGroupTest, BadInputNamesFileLineAndField) {
               HasSubstr("field 'functions[0].function_group.models[1].model': unknown model"));
   EXPECT_THAT(Error(Group("  - function_group: {name: g, count: 3}\n")),
               HasSubstr("function_group.models': must be a non-empty list"));
+}
+
+// The shipped experiment loads: 500 functions, all long-tail, 81 % +- 1.5/500 of them at most
+// once a minute (Fig. 5a, stratified).
+TEST(ShippedLongTailTest, LongTail500Loads) {
+  const char* root = std::getenv("SLUICE_SOURCE_DIR");
+  const std::string path =
+      std::string(root != nullptr ? root : ".") + "/experiments/longtail-500.yaml";
+  absl::StatusOr<SimConfig> c = LoadExperiment(path);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->functions.size(), 500u);
+  int per_minute = 0;
+  for (const FunctionConfig& f : c->functions) {
+    EXPECT_EQ(f.workload.kind, WorkloadKind::kLongTail);
+    per_minute += f.workload.longtail.rate_rps <= 1.0 / 60 * (1 + 1e-9);
+  }
+  EXPECT_NEAR(per_minute / 500.0, 0.81, 1.5 / 500 + 1e-9);
+  EXPECT_EQ(c->policies.size(), 7u);
 }
 
 }  // namespace
