@@ -57,10 +57,10 @@ void KpaScaler::Observe(const LoadSample& s) {
     samples_.pop_front();
   const double t = config_.target_concurrency * config_.target_utilization;
   const double ready = std::max(1, s.instances);
-  const double panic_pods = WindowMean(s.at, config_.panic_window) / t;
   const int want_stable = static_cast<int>(std::ceil(WindowMean(s.at, config_.stable_window) / t));
-  const int want_panic = static_cast<int>(std::ceil(panic_pods));
-  if (panic_pods / ready >= config_.panic_threshold) {
+  const int want_panic = static_cast<int>(std::ceil(WindowMean(s.at, config_.panic_window) / t));
+  // Knative compares the rounded-up panic pod count (dppc / readyPodsCount >= threshold).
+  if (want_panic / ready >= config_.panic_threshold) {
     panic_since_ = s.at;  // begins, or (as Knative does) re-arms while still over
   } else if (in_panic() && s.at >= panic_since_ + config_.stable_window) {
     panic_since_ = absl::InfiniteFuture();

@@ -42,13 +42,18 @@ struct KpaConfig {
 //   panic_window; per-instance target t = target_concurrency x target_utilization;
 //   ready = max(1, sample.instances);
 //   desired_stable = ceil(stable / t), desired_panic = ceil(panic / t);
-//   panic mode starts when desired_panic / ready >= panic_threshold and ends once a whole stable
+//   panic mode starts when desired_panic / ready >= panic_threshold (the rounded-up count, as
+//   Knative's dppc / readyPodsCount) and ends once a whole stable
 //   window passed since it started without crossing the threshold again; in panic mode the
 //   desired count is max(desired_panic, desired_stable, the previous desired) (never down);
 //   else desired_stable. Then clamped to [floor(ready / max_scale_down_rate),
 //   ceil(ready x max_scale_up_rate)] and to [min_instances, max_instances].
 // Scale to zero: a computed 0 is reported as 1 until scale_to_zero_grace after the first
 // evaluation that computed 0 (and only when min_instances is 0); NextWakeup() names that moment.
+// So an instance outlives its last request by the stable window (the mean must reach 0) plus
+// the grace: 90 s with Knative's defaults. While at zero the caller holds requests (Knative's
+// activator; the simulator's and the gateway's held queues) and reports them as `queued`: the
+// next evaluation then wants ceil(queued / target) >= 1 instances, however long it was idle.
 // Before the first sample Desired() is min_instances. The ceil of a stable mean slightly above a
 // multiple of the target rounds up, as in Knative.
 class KpaScaler : public HorizontalScaler {

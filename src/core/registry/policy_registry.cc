@@ -13,6 +13,7 @@
 #include "core/registry/builtin_policies.h"
 #include "core/registry/dilu_policy_set.h"
 #include "core/registry/hasgpu_policies.h"
+#include "core/registry/longtail_policies.h"
 #include "core/registry/pipeline_baseline_policies.h"
 #include "core/registry/quart_policies.h"
 
@@ -32,6 +33,7 @@ void AddBuiltins(Registry& registry) {
   registry["tgs"] = MakeTgsPolicySet;
   registry["dilu"] = MakeDiluPolicySet;
   registry["kserve"] = MakeKservePolicySet;
+  registry["per-request"] = MakePerRequestPolicySet;
   registry["fast-gshare"] = MakeFastGsharePolicySet;
   registry["has-gpu"] = MakeHasGpuPolicySet;
   registry["infless"] = MakeInflessPaperPolicySet;

@@ -13,11 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "core/perf/pipeline_profile.h"
 #include "core/registry/policy_registry.h"
+#include "sim/experiment/function_group.h"
 #include "sim/experiment/loader_internal.h"
 #include "sim/experiment/slo_sweep.h"
 #include "sim/experiment/yaml_fields.h"
@@ -106,28 +108,40 @@ absl::Status ParseFunctions(const StrictMap& top, const LoadContext& ctx, Loaded
     return top.ErrorAt("functions", "must be a non-empty list of functions");
   }
   std::vector<FunctionConfig>& functions = out.config.functions;
+  // Functions and pipelines share one namespace; function groups make thousands of functions.
+  absl::flat_hash_set<std::string> names;
   int i = 0;
-  std::vector<std::string> names;  // functions and pipelines share one namespace
   for (const YAML::Node& item : list) {
     const bool pipeline = item.IsMap() && item["pipeline"];
-    std::string name;
+    std::vector<internal::ParsedFunction> parsed;
+    std::string pipeline_name;
     if (pipeline) {
       SLUICE_ASSIGN_OR_RETURN(internal::ParsedPipeline p,
                               internal::ParsePipelineFunction(item, i, ctx));
-      name = p.pipeline.name;
+      pipeline_name = p.pipeline.name;
+      if (!names.insert(pipeline_name).second) {
+        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
+                         absl::StrCat("duplicate function name '", pipeline_name, "'"));
+      }
       for (FunctionConfig& s : p.stages) functions.push_back(std::move(s));
       out.config.pipelines.push_back(std::move(p.pipeline));
+      continue;
+    }
+    if (internal::IsFunctionGroup(item)) {
+      SLUICE_ASSIGN_OR_RETURN(parsed,
+                              internal::ParseFunctionGroup(item, i, ctx, out.config.seed));
     } else {
       SLUICE_ASSIGN_OR_RETURN(internal::ParsedFunction f, internal::ParseFunction(item, i, ctx));
-      name = f.config.name;
+      parsed.push_back(std::move(f));
+    }
+    for (internal::ParsedFunction& f : parsed) {
+      if (!names.insert(f.config.name).second) {
+        return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
+                         absl::StrCat("duplicate function name '", f.config.name, "'"));
+      }
       if (f.profile.has_value()) out.profiles.push_back({f.config.name, *std::move(f.profile)});
       functions.push_back(std::move(f.config));
     }
-    if (std::find(names.begin(), names.end(), name) != names.end()) {
-      return YamlError(ctx.file, item, absl::StrCat("functions[", i, "].name"),
-                       absl::StrCat("duplicate function name '", name, "'"));
-    }
-    names.push_back(name);
     ++i;
   }
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 // MakeArrivalSource and DeriveSeed (arrivals.h): reads the spec's file, if any, and builds the
 // matching source from sources.h.
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
@@ -38,6 +40,17 @@ absl::Status CheckSpec(const WorkloadSpec& spec, absl::Duration horizon) {
   }
   if (!(spec.scale >= 0) || (spec.kind == WorkloadKind::kRequestTrace && spec.scale == 0)) {
     return common::InputError(where, "scale", "out of range");
+  }
+  if (spec.kind == WorkloadKind::kLongTail) {
+    const LongTailArrivals& l = spec.longtail;
+    if (!(l.rate_rps >= 0) || !std::isfinite(l.rate_rps))
+      return common::InputError(where, "rate_rps", "must be >= 0");
+    if (!(l.cv > 0))
+      return common::InputError(where, "cv", "must be > 0");
+    if (!(l.diurnal_amplitude >= 0 && l.diurnal_amplitude < 1))
+      return common::InputError(where, "diurnal_amplitude", "must be in [0, 1)");
+    if (l.trigger == AzureTrigger::kTimer && l.timer_period <= absl::ZeroDuration())
+      return common::InputError(where, "timer_period", "must be > 0 for a timer");
   }
   return absl::OkStatus();
 }
@@ -83,6 +96,8 @@ absl::StatusOr<std::unique_ptr<ArrivalSource>> MakeArrivalSource(const WorkloadS
                               ParseRequestTrace(text, spec.path, columns));
       return MakeTraceSource(std::move(rows), spec.scale, window);
     }
+    case WorkloadKind::kLongTail:
+      return MakeLongTailSource(spec.longtail, seed, window);
     case WorkloadKind::kAzureFunctions: {
       SLUICE_ASSIGN_OR_RETURN(const std::string text, ReadSpecFile(spec));
       SLUICE_ASSIGN_OR_RETURN(std::vector<double> counts,

@@ -57,6 +57,8 @@ KeyRules RulesFor(WorkloadKind kind) {
               {"path"}};
     case WorkloadKind::kAzureFunctions:
       return {{"path", "scale", "spread", "start_offset_s", "function"}, {"path"}};
+    case WorkloadKind::kLongTail:  // not written in YAML: function groups generate it
+      return {};
   }
   return {};
 }

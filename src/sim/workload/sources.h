@@ -49,6 +49,12 @@ std::unique_ptr<ArrivalSource> MakeBucketSource(std::vector<double> values, doub
 std::unique_ptr<ArrivalSource> MakeTraceSource(std::vector<TraceRequest> rows, double time_scale,
                                                const ReplayWindow& window);
 
+// One long-tail function (workload_spec.h: LongTailArrivals): a timer, or a Gamma renewal
+// process stretched by the diurnal rate curve. Lazy: each Next() computes one arrival.
+// Requires rate >= 0, cv > 0, amplitude in [0, 1); timers need timer_period > 0.
+std::unique_ptr<ArrivalSource> MakeLongTailSource(const LongTailArrivals& params, uint64_t seed,
+                                                  const ReplayWindow& window);
+
 }  // namespace sluice::sim
 
 #endif  // SLUICE_SIM_WORKLOAD_SOURCES_H_

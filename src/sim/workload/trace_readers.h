@@ -40,14 +40,18 @@ absl::StatusOr<std::vector<TraceRequest>> ParseRequestTrace(absl::string_view co
 
 // Azure Functions 2019 `invocations_per_function_md.anon.dNN.csv`: header
 // `HashOwner,HashApp,HashFunction,Trigger,1,...,1440`, then one row per function with integer
-// counts per minute. Returns the 1,440 counts of the first row whose HashFunction equals
-// `function_hash` (empty = the first data row). Only the header and the selected row are
-// validated field by field; other rows are scanned for their HashFunction only.
+// counts per minute. The minute columns may be any contiguous range first..last with
+// 1 <= first <= last <= kMaxAzureMinute (a slice such as 601..720, or several days' columns).
+// Returns the counts of the first row whose HashFunction equals `function_hash` (empty = the
+// first data row), indexed from minute 1: element m - 1 is minute m, minutes before `first` are
+// 0, so a slice replays exactly as the same minutes of the full file. Only the header and the
+// selected row are validated field by field; other rows are scanned for their HashFunction only.
 absl::StatusOr<std::vector<double>> ParseAzureFunctionsRow(absl::string_view contents,
                                                            const std::string& file,
                                                            const std::string& function_hash);
 
 inline constexpr int kAzureMinutesPerDay = 1440;
+inline constexpr int kMaxAzureMinute = 14 * kAzureMinutesPerDay;  // the trace's two weeks
 
 }  // namespace sluice::sim
 

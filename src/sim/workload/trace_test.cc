@@ -228,7 +228,11 @@ TEST(AzureFunctionsTest, BadFilesNameFileLineAndField) {
     std::string function;
     std::string want;
   } cases[] = {
-      {"HashOwner,HashApp,HashFunction,Trigger,1,2\n", "", "d.csv:1: Azure Functions header"},
+      {"HashOwner,HashApp,HashFunction,Trigger\n", "", "d.csv:1: Azure Functions header"},
+      {"HashOwner,HashApp,HashFunction,Trigger,1,3\n", "", "d.csv:1: field '3': minute columns "
+       "must be contiguous"},
+      {"HashOwner,HashApp,HashFunction,Trigger,0,1\n", "", "d.csv:1: field '0': minute columns "
+       "must be numbered from 1"},
       {AzureFile({{"f", {1}}}), "g", "field 'function': no row has HashFunction 'g'"},
       {bad_count, "f", "d.csv:2: field '2'"},
       {AzureFile({}) + "o,a\n", "f", "d.csv:2: expected at least 4"},

@@ -8,6 +8,7 @@
 #include "benchmark/benchmark.h"
 
 #include "sim/workload/arrivals.h"
+#include "sim/workload/longtail.h"
 #include "sim/workload/sources.h"
 
 namespace sluice::sim {
@@ -68,6 +69,31 @@ void BM_ParseRequestTrace(benchmark::State& state) {
   state.SetItemsProcessed(rows);
 }
 BENCHMARK(BM_ParseRequestTrace);
+
+// A long-tail fleet (longtail.h) of state.range(0) functions over state.range(1) hours: the
+// fleet draw, then every function's source drained in turn (one live source at a time, as the
+// engine holds one per function; arrivals are never stored). Items = arrivals.
+void BM_LongTailFleet(benchmark::State& state) {
+  const int count = static_cast<int>(state.range(0));
+  const absl::Duration horizon = absl::Hours(state.range(1));
+  int64_t n = 0;
+  for (auto _ : state) {
+    auto fleet = GenerateLongTailFleet(count, 1, LongTailFleetOptions{});
+    if (!fleet.ok()) {
+      state.SkipWithError(std::string(fleet.status().message()).c_str());
+      break;
+    }
+    for (int i = 0; i < count; ++i) {
+      auto source = MakeLongTailSource((*fleet)[i], DeriveSeed(1, i),
+                                       ReplayWindow{.start = kStart, .horizon = horizon});
+      DrainAll(*source, n);
+    }
+  }
+  state.SetItemsProcessed(n);
+  state.counters["arrivals"] = static_cast<double>(n) / state.iterations();
+}
+BENCHMARK(BM_LongTailFleet)->Args({500, 8})->Args({5000, 8})->Args({50000, 8})
+    ->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 }  // namespace sluice::sim
