@@ -125,6 +125,7 @@ absl::Status ParseFunctions(const StrictMap& top, const LoadContext& ctx, Loaded
       }
       for (FunctionConfig& s : p.stages) functions.push_back(std::move(s));
       out.config.pipelines.push_back(std::move(p.pipeline));
+      ++i;
       continue;
     }
     if (internal::IsFunctionGroup(item)) {
