@@ -6,37 +6,22 @@
 #ifndef SLUICE_RUNTIME_GATEWAY_LOAD_WINDOW_H_
 #define SLUICE_RUNTIME_GATEWAY_LOAD_WINDOW_H_
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "core/serving/arrival_stats.h"
 
 namespace sluice::runtime::internal {
 
 class LoadWindow {
  public:
-  void OnArrival(absl::Time now) {
-    if (last_arrival_ != absl::InfinitePast()) {
-      const double gap = absl::ToDoubleSeconds(now - last_arrival_);
-      gaps_ += 1;
-      sum_ += gap;
-      sum_sq_ += gap * gap;
-    }
-    last_arrival_ = now;
-  }
+  void OnArrival(absl::Time now) { gaps_.OnArrival(now); }
   void OnAnswered(absl::Duration sojourn) {
     ++answered_;
     sojourn_sum_ += sojourn;
   }
   // CV of the window's inter-arrival gaps; 1 (Poisson, the neutral value) with fewer than 2.
-  double ArrivalCv() const {
-    if (gaps_ < 2 || sum_ <= 0)
-      return 1.0;
-    const double mean = sum_ / gaps_;
-    const double var = std::max(0.0, sum_sq_ / gaps_ - mean * mean);
-    return std::sqrt(var) / mean;
-  }
+  double ArrivalCv() const { return gaps_.Cv(1.0); }
   // Mean sojourn of the window's answers; zero when none.
   absl::Duration MeanSojourn() const {
     return answered_ == 0 ? absl::ZeroDuration() : sojourn_sum_ / answered_;
@@ -44,15 +29,13 @@ class LoadWindow {
   int64_t answered() const { return answered_; }
   // Starts the next window (the last arrival is kept: the first gap spans the boundary).
   void Reset() {
-    gaps_ = 0;
-    sum_ = sum_sq_ = 0;
+    gaps_.Reset();
     answered_ = 0;
     sojourn_sum_ = absl::ZeroDuration();
   }
 
  private:
-  absl::Time last_arrival_ = absl::InfinitePast();
-  double gaps_ = 0, sum_ = 0, sum_sq_ = 0;
+  core::ArrivalStats gaps_;  // the same measurement the simulator's pipeline stages make
   int64_t answered_ = 0;
   absl::Duration sojourn_sum_;
 };

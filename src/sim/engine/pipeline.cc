@@ -233,13 +233,8 @@ void Engine::Waiting(int fn, double delta) {
 
 void Engine::OnStageArrival(int fn) {
   StageState& st = *fns_[fn].stage;
-  const absl::Time now = env_.Now();
-  if (st.last_arrival) {
-    const double gap = absl::ToDoubleSeconds(now - *st.last_arrival);
-    st.gaps_run.OnGap(gap);
-    st.gaps_window.OnGap(gap);
-  }
-  st.last_arrival = now;
+  st.gaps_run.OnArrival(env_.Now());
+  st.gaps_window.OnArrival(env_.Now());
 }
 
 // The target was picked at dispatch; the request counts as outstanding there from now on.

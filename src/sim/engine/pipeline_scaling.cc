@@ -28,7 +28,7 @@ void Engine::SamplePipelines(const std::vector<double>& rps) {
     }
     for (int fn : ps.stages) {
       StageState& st = *fns_[fn].stage;
-      st.gaps_window = GapStats();
+      st.gaps_window.Reset();
       st.sojourn_window = MeanAcc();
     }
   }

@@ -1,20 +1,20 @@
 // Bookkeeping for pipeline functions in the simulator (issue 11): time averages of piecewise-
-// constant counts (queue length, replicas, busy servers), inter-arrival CV, and the per-stage and
+// constant counts (queue length, replicas, busy servers), and the per-stage and
 // per-pipeline state the engine keeps (engine.h, pipeline.cc, pipeline_scaling.cc). Value types
 // with no policy in them; not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_PIPELINE_STATS_H_
 #define SLUICE_SIM_ENGINE_PIPELINE_STATS_H_
 
-#include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
 
 #include "common/env.h"
 #include "core/policy/pipeline.h"
+#include "core/serving/arrival_stats.h"
 #include "sim/engine/instance.h"
 #include "sim/engine/sim_config.h"
 
@@ -50,29 +50,6 @@ class TimeAverage {
   double integral_ = 0;
 };
 
-// Mean and variance of inter-arrival gaps (Welford), for the CV of an arrival process.
-class GapStats {
- public:
-  void OnGap(double gap_s) {
-    ++n_;
-    const double d = gap_s - mean_;
-    mean_ += d / static_cast<double>(n_);
-    m2_ += d * (gap_s - mean_);
-  }
-  // Population CV of the gaps; `unknown` with fewer than two gaps or a zero mean.
-  double Cv(double unknown) const {
-    if (n_ < 2 || mean_ <= 0)
-      return unknown;
-    return std::sqrt(m2_ / static_cast<double>(n_)) / mean_;
-  }
-  int64_t count() const { return n_; }
-
- private:
-  int64_t n_ = 0;
-  double mean_ = 0;
-  double m2_ = 0;
-};
-
 // A sum and a count (mean of sojourns, transfer times).
 struct MeanAcc {
   double sum = 0;
@@ -99,8 +76,7 @@ struct StageState {
   TimeAverage servers;       // GPU replicas and CPU workers from placement to release
   TimeAverage busy;          // servers executing a batch
   // Arrivals at the stage (stage 0: the workload; others: hand-offs from the previous stage).
-  std::optional<absl::Time> last_arrival;
-  GapStats gaps_run, gaps_window;
+  core::ArrivalStats gaps_run, gaps_window;  // over the run; since the last scaler sample
   MeanAcc sojourn_run, sojourn_window;  // seconds, stage arrival -> completion there
   MeanAcc transfer;                     // seconds, activation transfer into this stage
 };
