@@ -30,6 +30,12 @@ class HorizontalScaler {
   // Next time Desired() may change without a new sample; InfiniteFuture when only samples
   // can change it (lets the simulator jump instead of ticking).
   virtual absl::Time NextWakeup() const { return absl::InfiniteFuture(); }
+  // Memory-only idle (issue 13 item 4): of the Desired(now) instances, how many should hold an
+  // SM share. The others stay resident in GPU memory but are "parked": the placement counts
+  // their memory and not their SM share, the token server grants them no tokens, and the driver
+  // un-parks one (its share back within one token period) when a request is routed to it.
+  // The driver parks the longest-idle instances first. Default: every instance holds its share.
+  virtual int ActiveWanted(absl::Time now) const { return Desired(now); }
 };
 
 }  // namespace sluice::core

@@ -1,10 +1,17 @@
-// Argument checks shared by every Store implementation. Thread-safe: stateless.
+// Argument checks shared by every Store implementation, and the Unimplemented default of the
+// cluster features. Thread-safe: stateless.
 #include "runtime/store/store.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-namespace sluice::runtime::internal {
+namespace sluice::runtime {
+
+absl::Status ClusterStore::Unimplemented(const char* what) {
+  return absl::UnimplementedError(absl::StrCat("store: this backend does not implement ", what));
+}
+
+namespace internal {
 
 absl::Status ValidateKey(const std::string& key) {
   if (key.empty())
@@ -18,4 +25,5 @@ absl::Status VersionMismatch(const std::string& key, int64_t expected, int64_t a
                                                     actual, actual == 0 ? " (absent)" : ""));
 }
 
-}  // namespace sluice::runtime::internal
+}  // namespace internal
+}  // namespace sluice::runtime
