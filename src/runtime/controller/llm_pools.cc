@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "core/llm/mutation.h"
 #include "core/perf/llm_perf_model.h"
 #include "nlohmann/json.hpp"
 
@@ -102,21 +103,13 @@ core::llm::LlmLoad PoolLoad(const std::vector<LlmInstanceView>& instances, absl:
 }
 
 std::vector<int64_t> PickMutations(const std::vector<LlmInstanceView>& instances, int n) {
-  std::vector<const LlmInstanceView*> ready;
+  std::vector<core::llm::MutationCandidate> candidates;
   for (const LlmInstanceView& i : instances) {
-    if (i.role == kPrefillRole && i.ready && !i.mutating)
-      ready.push_back(&i);
+    if (i.role != kPrefillRole || !i.ready || i.mutating) continue;
+    candidates.push_back({i.id, i.has_stats ? i.stats.waiting_prompt_tokens : 0,
+                          i.stats.running + i.stats.waiting});
   }
-  std::sort(ready.begin(), ready.end(), [](const LlmInstanceView* a, const LlmInstanceView* b) {
-    const int busy_a = a->stats.running + a->stats.waiting;
-    const int busy_b = b->stats.running + b->stats.waiting;
-    return busy_a != busy_b ? busy_a < busy_b : a->id > b->id;
-  });
-  const int spare = std::max(0, static_cast<int>(ready.size()) - 1);
-  std::vector<int64_t> out;
-  for (int k = 0; k < std::min(n, spare); ++k)
-    out.push_back(ready[k]->id);
-  return out;
+  return core::llm::PickMutationVictims(candidates, static_cast<int>(candidates.size()), n);
 }
 
 absl::StatusOr<core::llm::LlmScalerConfig> LlmPoolScalerConfig(const FunctionSpec& spec,

@@ -74,8 +74,9 @@ struct LlmInstanceView {
 core::llm::LlmLoad PoolLoad(const std::vector<LlmInstanceView>& instances, absl::Time now,
                             absl::Duration window);
 
-// Up to `n` prefill instances to mutate into decode: ready, not mutating, least busy first
-// (running + waiting), then the newest (highest id). Never the last ready prefill instance.
+// Up to `n` prefill instances to mutate into decode: the ready, not mutating ones, ordered by
+// core::llm::PickMutationVictims (the simulator's rule too: fewest queued prompt tokens, then
+// fewest running + waiting requests, then the oldest). Never the last ready prefill instance.
 std::vector<int64_t> PickMutations(const std::vector<LlmInstanceView>& instances, int n);
 
 // The scaler config for a disaggregated spec: pools in [1, max(max_instances, spec pool size)],

@@ -85,8 +85,8 @@ TEST(LlmPoolsTest, PoolLoadSumsEachPoolAndAveragesDecodeKv) {
 TEST(LlmPoolsTest, MutationsTakeTheLeastBusyReadyPrefillAndNeverTheLast) {
   std::vector<LlmInstanceView> v = {View(1, "prefill", 0, 0, 0, 3), View(2, "prefill", 0, 0, 0, 0),
                                     View(3, "prefill", 0, 0, 0, 0), View(4, "decode", 0, 0)};
-  EXPECT_THAT(PickMutations(v, 1), ElementsAre(3));  // idle, newest first
-  EXPECT_THAT(PickMutations(v, 5), ElementsAre(3, 2));
+  EXPECT_THAT(PickMutations(v, 1), ElementsAre(2));  // idle, oldest first
+  EXPECT_THAT(PickMutations(v, 5), ElementsAre(2, 3));
   v[2].mutating = true;
   v[1].ready = false;
   EXPECT_TRUE(PickMutations(v, 1).empty());  // only instance 1 is ready: it is the last

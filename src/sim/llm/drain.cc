@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/status.h"
+#include "core/llm/mutation.h"
 #include "sim/llm/engine.h"
 
 namespace sluice::sim::llm {
@@ -55,31 +56,32 @@ void LlmEngine::Release(int inst) {
 // A serving prefill instance (the least loaded, not in a live pair, not the last one) becomes a
 // decode instance at once: it keeps its parameters (no load) and its KV; its unstarted prompts
 // go back to the router and prompts in flight finish prefill and decode here.
-void LlmEngine::Mutate(int fn) {
+// Switches up to `n` prefill instances to decode, chosen by core::llm::PickMutationVictims (the
+// controller's P/D pools use the same rule); instances in a live pair are not candidates.
+void LlmEngine::Mutate(int fn, int n) {
   Function& f = fns_[fn];
   const std::vector<int>& pool = f.serving[RoleIndex(BatchRole::kPrefill)];
-  if (pool.size() <= 1) return;
-  int best = -1;
-  int64_t best_load = 0;
+  std::vector<core::llm::MutationCandidate> candidates;
   for (const int i : pool) {
     const Instance& in = *insts_[i];
     if (in.pair >= 0) continue;
-    const int64_t load = in.batcher->queued_prefill_tokens();
-    if (best < 0 || load < best_load) {
-      best = i;
-      best_load = load;
-    }
+    candidates.push_back({i, in.batcher->queued_prefill_tokens(),
+                          in.batcher->running() + static_cast<int>(in.batcher->waiting())});
   }
-  if (best < 0) return;
-  Instance& in = *insts_[best];
-  RemoveServing(best);
-  in.role = BatchRole::kDecode;
-  in.batcher->set_role(BatchRole::kDecode);
-  AddServing(best);
-  ++f.stats.mutations;
-  for (const int seq : in.batcher->TakeUnstarted()) Route(seq);
-  RetryPdPending(fn);
-  Kick(best);
+  const std::vector<int64_t> victims =
+      core::llm::PickMutationVictims(candidates, static_cast<int>(pool.size()), n);
+  for (const int64_t id : victims) {
+    const int best = static_cast<int>(id);
+    Instance& in = *insts_[best];
+    RemoveServing(best);
+    in.role = BatchRole::kDecode;
+    in.batcher->set_role(BatchRole::kDecode);
+    AddServing(best);
+    ++f.stats.mutations;
+    for (const int seq : in.batcher->TakeUnstarted()) Route(seq);
+    Kick(best);
+  }
+  if (!victims.empty()) RetryPdPending(fn);
 }
 
 }  // namespace sluice::sim::llm

@@ -165,7 +165,7 @@ class LlmEngine {
   void Drain(int fn, BatchRole role);
   void MaybeRelease(int inst);
   void Release(int inst);
-  void Mutate(int fn);
+  void Mutate(int fn, int n);
   void SetHeld(int delta);
   core::blitz::Endpoint EndpointOf(const Instance& in) const;
 

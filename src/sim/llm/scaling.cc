@@ -90,7 +90,7 @@ void LlmEngine::Autoscale(int fn, absl::Time t) {
     ScaleRole(fn, BatchRole::kColocated, delta);
     return;
   }
-  for (int i = 0; i < d.mutate_prefill_to_decode && policy_.set.mutation; ++i) Mutate(fn);
+  if (policy_.set.mutation) Mutate(fn, d.mutate_prefill_to_decode);
   ScaleRole(fn, BatchRole::kDecode, d.decode_delta);
   ScaleRole(fn, BatchRole::kPrefill, d.prefill_delta);
 }
