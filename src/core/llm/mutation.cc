@@ -10,7 +10,8 @@ namespace sluice::core::llm {
 std::vector<int64_t> PickMutationVictims(std::span<const MutationCandidate> candidates,
                                          int pool_size, int n) {
   const int want = std::min({n, pool_size - 1, static_cast<int>(candidates.size())});
-  if (want <= 0) return {};
+  if (want <= 0)
+    return {};
   std::vector<MutationCandidate> order(candidates.begin(), candidates.end());
   auto cheaper = [](const MutationCandidate& a, const MutationCandidate& b) {
     return std::tuple(a.queued_prompt_tokens, a.requests, a.id) <
@@ -19,7 +20,8 @@ std::vector<int64_t> PickMutationVictims(std::span<const MutationCandidate> cand
   std::partial_sort(order.begin(), order.begin() + want, order.end(), cheaper);
   std::vector<int64_t> out;
   out.reserve(want);
-  for (int k = 0; k < want; ++k) out.push_back(order[k].id);
+  for (int k = 0; k < want; ++k)
+    out.push_back(order[k].id);
   return out;
 }
 

@@ -14,9 +14,9 @@ namespace sluice::core::llm {
 // A prefill instance that could switch to decode now (ready, not already switching, not paired
 // to a live-scaling partner). The caller filters eligibility; this file only orders.
 struct MutationCandidate {
-  int64_t id = 0;                     // caller's instance id; smaller = started earlier
-  int64_t queued_prompt_tokens = 0;   // prompt tokens still to prefill (waiting requests)
-  int requests = 0;                   // running + waiting requests
+  int64_t id = 0;                    // caller's instance id; smaller = started earlier
+  int64_t queued_prompt_tokens = 0;  // prompt tokens still to prefill (waiting requests)
+  int requests = 0;                  // running + waiting requests
 };
 
 // Up to `n` ids to mutate, leaving at least one prefill instance in a pool of `pool_size`

@@ -36,7 +36,8 @@ TEST(PickMutationVictimsTest, PropertyNoVictimIsCostlierThanAKeptCandidate) {
     const std::vector<int64_t> v = PickMutationVictims(c, pool, n);
     ASSERT_LE(static_cast<int>(v.size()), std::max(0, std::min(n, pool - 1)));
     for (const MutationCandidate& kept : c) {
-      if (std::find(v.begin(), v.end(), kept.id) != v.end()) continue;
+      if (std::find(v.begin(), v.end(), kept.id) != v.end())
+        continue;
       for (const int64_t id : v) {
         const MutationCandidate& taken = c[id];
         EXPECT_LE(std::tuple(taken.queued_prompt_tokens, taken.requests, taken.id),
