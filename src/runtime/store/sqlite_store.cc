@@ -72,12 +72,13 @@ void SqliteStore::StmtDeleter::operator()(sqlite3_stmt* s) const {
   sqlite3_finalize(s);
 }
 
-absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                               const SqliteStoreOptions& options) {
   sqlite3* db = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   // sqlite3_open_v2 hands back a handle even on failure; the store owns it from here on.
-  std::unique_ptr<SqliteStore> store(new SqliteStore(path, db));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, db, options));
   if (db == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("sqlite store '", path, "': out of memory opening the database"));

@@ -14,12 +14,21 @@ struct sqlite3_stmt;
 
 namespace sluice::runtime {
 
+struct SqliteStoreOptions {
+  // The lease clock; nullptr: CLOCK_MONOTONIC, which every process on the machine shares (so
+  // processes sharing the file agree on deadlines). Must outlive the store.
+  const common::Env* env = nullptr;
+  // Revisions of the change log kept for watches (>= 1); a watch further behind gets OutOfRange.
+  int64_t history = 10000;
+};
+
 class SqliteStore final : public Store {
  public:
   // Opens (creating if absent) the database at `path`. Errors name the path and SQLite's message:
   // a missing directory or unopenable path (FailedPrecondition), a read-only file
   // (PermissionDenied), a file that is not an SQLite database or is corrupt (DataLoss).
-  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                           const SqliteStoreOptions& options = {});
   ~SqliteStore() override;
 
   SqliteStore(const SqliteStore&) = delete;
@@ -43,7 +52,8 @@ class SqliteStore final : public Store {
   using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
   enum StmtId { kPut, kGet, kDelete, kList, kBegin, kCommit, kRollback, kNumStmts };
 
-  SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  SqliteStore(std::string path, sqlite3* db, const SqliteStoreOptions& options)
+      : path_(std::move(path)), db_(db), options_(options) {}
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status Exec(const char* sql, const char* what);
   [[nodiscard]] absl::Status Step(StmtId id, const char* what);  // Runs a no-row statement.
@@ -53,6 +63,7 @@ class SqliteStore final : public Store {
 
   std::string path_;
   sqlite3* db_;  // Owned; closed in the destructor after the statements are finalized.
+  SqliteStoreOptions options_;
   Stmt stmts_[kNumStmts];
 };
 
