@@ -56,7 +56,7 @@ class ClusterStoreTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using ClusterFactories = ::testing::Types<MemoryStoreFactory>;
+using ClusterFactories = ::testing::Types<MemoryStoreFactory, SqliteStoreFactory>;
 TYPED_TEST_SUITE(ClusterStoreTest, ClusterFactories);
 
 std::string Describe(const WatchEvent& e) {
