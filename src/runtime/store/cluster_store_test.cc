@@ -56,7 +56,8 @@ class ClusterStoreTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using ClusterFactories = ::testing::Types<MemoryStoreFactory, SqliteStoreFactory>;
+using ClusterFactories =
+    ::testing::Types<MemoryStoreFactory, SqliteStoreFactory, EtcdStoreFactory>;
 TYPED_TEST_SUITE(ClusterStoreTest, ClusterFactories);
 
 std::string Describe(const WatchEvent& e) {

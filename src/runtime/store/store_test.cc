@@ -1,5 +1,6 @@
-// Tests of the Store contract, run over SqliteStore and MemoryStore alike, plus SqliteStore's
-// persistence and error paths.
+// Tests of the Store contract, run over SqliteStore, MemoryStore and EtcdStore alike (the
+// cluster features are in cluster_store_test.cc), plus SqliteStore's persistence, migration,
+// sharing of one file and error paths.
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,29 +42,19 @@ class TempDir {
   std::string path_;
 };
 
-struct SqliteFactory {
-  TempDir dir;
-  std::unique_ptr<Store> Make() {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(dir.path() + "/kv.db");
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
-  }
-};
-struct MemoryFactory {
-  std::unique_ptr<Store> Make() { return std::make_unique<MemoryStore>(); }
-};
-
 template <typename Factory>
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = factory_.Make();
+    if (std::string why = factory_.Unavailable(); !why.empty())
+      GTEST_SKIP() << why;
+    store_ = factory_.Make(Factory::kDefaultHistory);
     ASSERT_NE(store_, nullptr);
   }
   Factory factory_;
   std::unique_ptr<Store> store_;
 };
-using Factories = ::testing::Types<SqliteFactory, MemoryFactory>;
+using Factories = ::testing::Types<SqliteStoreFactory, MemoryStoreFactory, EtcdStoreFactory>;
 TYPED_TEST_SUITE(StoreTest, Factories);
 
 TYPED_TEST(StoreTest, PutGetOverwriteDelete) {

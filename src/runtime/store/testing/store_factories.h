@@ -1,6 +1,7 @@
 // The backends of the typed store test suites (cluster_store_test.cc): each factory makes fresh
 // stores, moves their lease clock and forces compaction. Embedded backends run on a ManualEnv;
-// etcd (EtcdStoreFactory, etcd_fixture.h) on real time. Test-only; not thread-safe.
+// etcd (EtcdStoreFactory, a real etcd from etcd_fixture.h) on real time. Test-only; not
+// thread-safe.
 #ifndef SLUICE_RUNTIME_STORE_TESTING_STORE_FACTORIES_H_
 #define SLUICE_RUNTIME_STORE_TESTING_STORE_FACTORIES_H_
 
@@ -16,8 +17,10 @@
 #include "gtest/gtest.h"
 
 #include "common/sim_env.h"
+#include "runtime/store/etcd_store.h"
 #include "runtime/store/memory_store.h"
 #include "runtime/store/sqlite_store.h"
+#include "runtime/store/testing/etcd_fixture.h"
 
 namespace sluice::runtime {
 
@@ -87,6 +90,53 @@ struct SqliteStoreFactory {
   SqliteStoreOptions options;
   std::string path;
   int files = 0;
+};
+
+// One etcd per test binary, started on first use and killed at exit. Each Make() empties it.
+struct EtcdStoreFactory {
+  static constexpr bool kRealTime = true;
+  static constexpr int64_t kDefaultHistory = 0;  // etcd keeps history until Compact
+  static absl::StatusOr<EtcdProcess*> Shared() {
+    static absl::StatusOr<std::unique_ptr<EtcdProcess>>* etcd =
+        new absl::StatusOr<std::unique_ptr<EtcdProcess>>(EtcdProcess::Start());
+    static const bool cleanup = [] {
+      std::atexit([] { etcd->value().reset(); });
+      return true;
+    }();
+    (void)cleanup;
+    if (!etcd->ok())
+      return etcd->status();
+    return etcd->value().get();
+  }
+  std::string Unavailable() const {
+    if (std::string missing = EtcdProcess::Missing(); !missing.empty())
+      return missing;
+    absl::StatusOr<EtcdProcess*> etcd = Shared();
+    return etcd.ok() ? "" : std::string(etcd.status().message());
+  }
+  std::unique_ptr<Store> Make(int64_t /*history*/) {
+    absl::StatusOr<EtcdProcess*> etcd = Shared();
+    EXPECT_TRUE(etcd.ok()) << etcd.status();
+    if (!etcd.ok())
+      return nullptr;
+    absl::StatusOr<std::unique_ptr<EtcdStore>> s = EtcdStore::Open((*etcd)->endpoint());
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok())
+      return nullptr;
+    absl::StatusOr<std::vector<std::pair<std::string, std::string>>> all = (*s)->List("");
+    EXPECT_TRUE(all.ok()) << all.status();
+    if (all.ok()) {
+      for (const auto& kv : *all)
+        EXPECT_TRUE((*s)->Delete(kv.first).ok());
+    }
+    return std::move(*s);
+  }
+  void Advance(absl::Duration d) { std::this_thread::sleep_for(absl::ToChronoNanoseconds(d)); }
+  void Compact(Store& s) {
+    absl::StatusOr<int64_t> revision = s.Revision();
+    ASSERT_TRUE(revision.ok()) << revision.status();
+    ASSERT_TRUE(static_cast<EtcdStore&>(s).Compact(*revision).ok());
+  }
 };
 
 }  // namespace sluice::runtime
