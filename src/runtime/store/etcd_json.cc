@@ -154,9 +154,10 @@ absl::StatusOr<WatchMessage> ParseWatchMessage(const std::string& endpoint,
                                               "; re-list and watch again"));
   }
   if (BoolField(result, "canceled")) {
-    return absl::UnavailableError(absl::StrCat("etcd store ", endpoint, " ", kPath,
-                                               ": watch canceled: ",
-                                               StringField(result, "cancel_reason", "no reason given")));
+    // The stream stays open after a cancel, so the watch must break rather than wait on it.
+    return absl::FailedPreconditionError(
+        absl::StrCat("etcd store ", endpoint, " ", kPath, ": watch canceled: ",
+                     StringField(result, "cancel_reason", "no reason given")));
   }
   auto events = result.find("events");
   if (events == result.end() || !events->is_array())

@@ -84,8 +84,9 @@ TEST(EtcdJsonTest, PrefixEndIncrementsTheLastByteBelow0xff) {
 
 TEST(EtcdJsonTest, ErrorsMapEtcdsGrpcCodesAndNameTheEndpoint) {
   absl::StatusOr<nlohmann::json> r = internal::ParseEtcdAnswer(
-      "h:1", "/v3/kv/put",
-      400, R"({"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5})");
+      "h:1", "/v3/kv/put", 400,
+      R"({"error":"etcdserver: requested lease not found",)"
+      R"("message":"etcdserver: requested lease not found","code":5})");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(r.status().message(), HasSubstr("etcd store h:1 /v3/kv/put: etcdserver: requested"));
   r = internal::ParseEtcdAnswer("h:1", "/v3/kv/range", 502, "<html>bad gateway</html>");
@@ -97,7 +98,9 @@ TEST(EtcdJsonTest, ErrorsMapEtcdsGrpcCodesAndNameTheEndpoint) {
 
 TEST(EtcdJsonTest, WatchMessagesCarryEventsOrEndTheWatch) {
   absl::StatusOr<internal::WatchMessage> m = internal::ParseWatchMessage(
-      "h:1", R"({"result":{"header":{"revision":"4"},"events":[{"kv":{"key":"Zm9v","mod_revision":"3","version":"2","value":"YmF6"}},{"type":"DELETE","kv":{"key":"Zm9v","mod_revision":"4"}}]}})");
+      "h:1", R"({"result":{"header":{"revision":"4"},"events":[)"
+             R"({"kv":{"key":"Zm9v","mod_revision":"3","version":"2","value":"YmF6"}},)"
+             R"({"type":"DELETE","kv":{"key":"Zm9v","mod_revision":"4"}}]}})");
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->events.size(), 2u);
   EXPECT_EQ(m->events[0].key, "foo");
@@ -111,6 +114,8 @@ TEST(EtcdJsonTest, WatchMessagesCarryEventsOrEndTheWatch) {
   EXPECT_EQ(m.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(m.status().message(), HasSubstr("compacted up to revision 4"));
   EXPECT_FALSE(internal::ParseWatchMessage("h:1", "{not json").ok());
+  m = internal::ParseWatchMessage("h:1", R"({"result":{"canceled":true,"cancel_reason":"x"}})");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition) << "breaks the watch";
   EXPECT_FALSE(internal::ParseWatchMessage("h:1", R"({"result":{"events":[{"kv":{"key":"!!"}}]}})")
                    .ok()) << "a key that is not base64";
 }
