@@ -29,7 +29,9 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
       app.add_subcommand("controller", "run the controller (admin API) in the foreground");
   c->add_option("--host", f->o.host, "listen address")->capture_default_str();
   c->add_option("--port", f->o.port, "admin API port (0: ephemeral)")->capture_default_str();
-  c->add_option("--store", f->o.store_path, "SQLite registry file (empty: in memory)");
+  c->add_option("--store", f->o.store_path,
+                "cluster store: sqlite:PATH or PATH (embedded), etcd://HOST:PORT, memory: "
+                "(empty: in memory)");
   c->add_option("--agents", f->o.agents, "node agents, host:port, comma-separated")
       ->delimiter(',')
       ->capture_default_str();

@@ -68,6 +68,8 @@ void RegisterUp(CLI::App& app, int& exit_code) {
   up->add_option("--phi-in", f->phi_in, "controller: low samples that remove one");
   up->add_option("--load-report-ms", f->load_report_ms, "gateway: load report (sample) period");
   up->add_option("--start-timeout-s", f->start_timeout_s, "per daemon")->capture_default_str();
+  up->add_option("--store", f->o.store,
+                 "controller store URI, e.g. etcd://HOST:PORT (default: <home>/controller.db)");
   up->callback([f, up, &exit_code] {
     runtime::UpOptions& o = f->o;
     o.home = runtime::ResolveHome(f->home);

@@ -193,7 +193,8 @@ absl::StatusOr<DaemonsFile> StartDaemons(const UpOptions& o) {
     s = StartOne(o,
                  {"controller",
                   With({"controller", "--port", absl::StrCat(o.controller_port), "--store",
-                        o.home + "/controller.db", "--agents", local("agent")},
+                        o.store.empty() ? o.home + "/controller.db" : o.store, "--agents",
+                        local("agent")},
                        o.controller_args),
                   "/healthz"},
                  file);

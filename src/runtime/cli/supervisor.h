@@ -24,6 +24,8 @@ struct UpOptions {
   int gateway_port = 7070;
   // Extra flags for each daemon's subcommand (e.g. {"--emulated-gpus", "2"}).
   std::vector<std::string> agent_args, controller_args, gateway_args;
+  // The controller's --store URI; empty: the embedded SQLite file <home>/controller.db.
+  std::string store;
   absl::Duration start_timeout = absl::Seconds(60);  // per daemon: listening and healthy
   absl::Duration stop_timeout = absl::Seconds(5);    // SIGTERM -> SIGKILL
 };

@@ -12,7 +12,7 @@
 #include "runtime/controller/controller_core.h"
 #include "runtime/http/http.h"
 #include "runtime/store/memory_store.h"
-#include "runtime/store/sqlite_store.h"
+#include "runtime/store/store.h"
 
 namespace sluice::runtime {
 
@@ -25,12 +25,13 @@ absl::StatusOr<std::unique_ptr<ControllerDaemon>> ControllerDaemon::Start(
     return absl::InvalidArgumentError("node_poll: must be > 0");
   }
   std::unique_ptr<ControllerDaemon> d(new ControllerDaemon());
+  SLUICE_ASSIGN_OR_RETURN(d->loop_, http::EventLoop::Create());
   if (options.store_path.empty()) {
     d->store_ = std::make_unique<MemoryStore>();
   } else {
-    SLUICE_ASSIGN_OR_RETURN(d->store_, SqliteStore::Open(options.store_path));
+    // --store URI: sqlite:PATH or a path (embedded default), etcd://HOST:PORT, memory:.
+    SLUICE_ASSIGN_OR_RETURN(d->store_, OpenStore(options.store_path, *d->loop_));
   }
-  SLUICE_ASSIGN_OR_RETURN(d->loop_, http::EventLoop::Create());
   d->controller_ = std::make_unique<ControllerCore>(options, *d->loop_, *d->store_);
   // Init's timers and agent calls belong to the loop thread: run it there and wait.
   std::promise<absl::Status> init;

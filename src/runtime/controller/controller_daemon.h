@@ -30,7 +30,7 @@ class Server;
 struct ControllerOptions {
   std::string host = "127.0.0.1";
   int port = 7071;                                       // 0: ephemeral (see port())
-  std::string store_path;                                // SQLite file; empty: in memory
+  std::string store_path;  // --store URI (sqlite:PATH, PATH, etcd://HOST:PORT); empty: in memory
   std::vector<std::string> agents = {"127.0.0.1:7072"};  // "host:port", one node each
   absl::Duration node_poll = absl::Milliseconds(200);    // GET /agent/v1/node period
   absl::Duration agent_wait = absl::Seconds(10);         // Start waits this long for agents

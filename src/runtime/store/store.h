@@ -149,6 +149,16 @@ namespace internal {
 [[nodiscard]] absl::Status ValidateKey(const std::string& key);
 [[nodiscard]] absl::Status VersionMismatch(const std::string& key, int64_t expected,
                                            int64_t actual);
+// Like the above for operation `op` ("DeleteIf", "PutIfLeased").
+[[nodiscard]] absl::Status VersionMismatch(const char* op, const std::string& key,
+                                           int64_t expected, int64_t actual);
+// InvalidArgument unless ttl >= 1 s.
+[[nodiscard]] absl::Status ValidateTtl(absl::Duration ttl);
+// NotFound naming the lease (expired, revoked or never granted).
+[[nodiscard]] absl::Status LeaseNotFound(LeaseId lease);
+// PutIf's (>= 0) and DeleteIf's (>= 1) checks on `expected_version`.
+[[nodiscard]] absl::Status ValidatePutIfVersion(int64_t expected_version);
+[[nodiscard]] absl::Status ValidateDeleteIfVersion(int64_t expected_version);
 }  // namespace internal
 
 // Opens a store by URI: `sqlite:PATH` (or a bare path: the embedded default), `etcd://HOST:PORT`

@@ -1,5 +1,6 @@
-// Tests of the Store contract, run over SqliteStore and MemoryStore alike, plus SqliteStore's
-// persistence and error paths.
+// Tests of the Store contract, run over SqliteStore, MemoryStore and EtcdStore alike (the
+// cluster features are in cluster_store_test.cc), plus SqliteStore's persistence, migration,
+// sharing of one file and error paths.
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "runtime/store/memory_store.h"
 #include "runtime/store/sqlite_store.h"
+#include "runtime/store/testing/store_factories.h"
 
 namespace sluice::runtime {
 namespace {
@@ -40,29 +42,19 @@ class TempDir {
   std::string path_;
 };
 
-struct SqliteFactory {
-  TempDir dir;
-  std::unique_ptr<Store> Make() {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(dir.path() + "/kv.db");
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
-  }
-};
-struct MemoryFactory {
-  std::unique_ptr<Store> Make() { return std::make_unique<MemoryStore>(); }
-};
-
 template <typename Factory>
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = factory_.Make();
+    if (std::string why = factory_.Unavailable(); !why.empty())
+      GTEST_SKIP() << why;
+    store_ = factory_.Make(Factory::kDefaultHistory);
     ASSERT_NE(store_, nullptr);
   }
   Factory factory_;
   std::unique_ptr<Store> store_;
 };
-using Factories = ::testing::Types<SqliteFactory, MemoryFactory>;
+using Factories = ::testing::Types<SqliteStoreFactory, MemoryStoreFactory, EtcdStoreFactory>;
 TYPED_TEST_SUITE(StoreTest, Factories);
 
 TYPED_TEST(StoreTest, PutGetOverwriteDelete) {
@@ -219,6 +211,60 @@ TEST(SqliteStoreTest, ReadOnlyFileIsAClearError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.status().message(), HasSubstr(path));
+}
+
+TEST(SqliteStoreTest, TwoHandlesOnOneFileSeeEachOthersWritesThroughWatches) {
+  SqliteStoreFactory factory;
+  std::unique_ptr<Store> a = factory.Make(SqliteStoreFactory::kDefaultHistory);
+  std::unique_ptr<SqliteStore> b = factory.OpenAgain();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  absl::StatusOr<StoreSnapshot> snap = b->ListSnapshot("leader");
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  absl::StatusOr<std::unique_ptr<StoreWatch>> watch = b->WatchPrefix("leader", snap->revision);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  absl::StatusOr<LeaseId> lease = a->GrantLease(absl::Seconds(2));
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  ASSERT_TRUE(a->PutIfLeased("leader", 0, "controller-a", *lease).ok());
+  EXPECT_EQ(b->PutIfLeased("leader", 0, "controller-b", 0).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<std::vector<WatchEvent>> events = (*watch)->Poll();
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].value, "controller-a");
+  // The lease lives in the file: b sees it expire and the key go.
+  factory.Advance(absl::Seconds(3));
+  events = (*watch)->Poll();
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].type, WatchEvent::Type::kDelete);
+  EXPECT_EQ(*b->PutIfLeased("leader", 0, "controller-b", 0), 1);
+  EXPECT_EQ(*a->Get("leader"), "controller-b");
+  EXPECT_EQ(*a->Revision(), *b->Revision());
+}
+
+TEST(SqliteStoreTest, MigratesAFileWrittenBeforeLeasesAndWatches) {
+  TempDir dir;
+  const std::string path = dir.path() + "/old.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB, version INTEGER NOT "
+                         "NULL); INSERT INTO kv VALUES('fn/old', 'spec', 3);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  absl::StatusOr<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*(*s)->GetVersioned("fn/old"))->version, 3);
+  EXPECT_EQ(*(*s)->Revision(), 0);
+  absl::StatusOr<LeaseId> lease = (*s)->GrantLease(absl::Seconds(10));
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ(*(*s)->PutLeased("fn/old", "spec2", *lease), 4);
+  ASSERT_TRUE((*s)->RevokeLease(*lease).ok());
+  EXPECT_EQ(*(*s)->Get("fn/old"), std::nullopt);
+  s->reset();
+  EXPECT_TRUE(SqliteStore::Open(path).ok()) << "a migrated file opens again";
 }
 
 }  // namespace
