@@ -16,6 +16,7 @@
 #include "runtime/agent/agent_daemon.h"
 #include "runtime/agent/agent_params.h"
 #include "runtime/agent/http_probe.h"
+#include "runtime/agent/instance_record.h"
 #include "runtime/agent/instance_supervisor.h"
 #include "runtime/agent/registration_server.h"
 #include "runtime/agent/token_server.h"
@@ -58,6 +59,19 @@ struct AgentDaemon::Impl {
   absl::flat_hash_map<int64_t, std::vector<std::string>> instance_gpus ABSL_GUARDED_BY(gpus_mu);
 
   std::string socket_path() const { return options.run_dir + "/token.sock"; }
+  // Re-adoption after an agent restart (agent_adopt.cc): the instance records and the emulated
+  // GPUs' identities kept in run_dir.
+  std::string records_path() const { return options.run_dir + "/instances.json"; }
+  std::string emulated_gpus_path() const { return options.run_dir + "/emulated-gpus.json"; }
+  // Takes over every instance of `records` (read from records_path() before the supervisor's
+  // first tick rewrites it) whose process still runs (same start time) with its
+  // GPUs on this node: token-server specs set again, InstanceSupervisor::Adopt. A recorded
+  // process this agent cannot gate (its GPU is gone) is stopped. Logs what it did.
+  void AdoptInstances(const absl::StatusOr<std::vector<InstanceRecord>>& records);
+  // Emulated GPUs keep their identity across agent restarts: the uuids recorded in
+  // emulated_gpus_path() replace the fresh ones when the count matches (so recorded instances
+  // and their device segments still belong to this node), then the current ones are recorded.
+  void KeepEmulatedGpus();
   http::Router MakeRouter();
   void Shutdown();
 

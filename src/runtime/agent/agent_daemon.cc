@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "runtime/agent/agent_api.h"
 #include "runtime/agent/controller_factory.h"
+#include "runtime/agent/instance_record.h"
 #include "runtime/agent/spin_calibration.h"
 #include "runtime/common/program_path.h"
 
@@ -189,6 +190,7 @@ absl::Status StartApi(AgentDaemon::Impl& d) {
   SupervisorOptions so;
   so.health_interval = d.options.health_interval;
   so.start_timeout = d.options.start_timeout;
+  so.state_path = d.records_path();
   d.supervisor = std::make_unique<InstanceSupervisor>(*d.loop, *d.probe, so);
   http::ServerOptions ho;
   ho.host = d.options.host;
@@ -205,6 +207,10 @@ void AgentDaemon::Impl::Shutdown() {
   if (server) server->Stop();
   if (supervisor) supervisor->StopAll();
   supervisor.reset();  // before the probe and client it borrows
+  // A stopped agent leaves nothing to re-adopt: its instances and emulated devices are gone.
+  std::error_code ec;
+  std::filesystem::remove(records_path(), ec);
+  std::filesystem::remove(emulated_gpus_path(), ec);
   if (loop) loop->Stop();
   params.reset();  // after the server: no handler can reach it
   probe.reset();
@@ -231,6 +237,8 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentOptio
   }
   SLUICE_RETURN_IF_ERROR(LocatePrograms(*d));
   SLUICE_RETURN_IF_ERROR(DiscoverGpus(*d));
+  if (d->device == "emulated")
+    d->KeepEmulatedGpus();
   std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(std::move(d)));
   Impl& impl = *daemon->impl_;  // from here on, Stop() cleans up whatever started
   SLUICE_RETURN_IF_ERROR(CalibrateAll(impl));
@@ -239,7 +247,10 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentOptio
   if (options.params_capacity_bytes > 0) {
     SLUICE_ASSIGN_OR_RETURN(impl.params, AgentParams::Start(ParamsConfigOf(options)));
   }
+  const absl::StatusOr<std::vector<InstanceRecord>> records =
+      ReadInstanceRecords(impl.records_path());  // before the supervisor rewrites the file
   SLUICE_RETURN_IF_ERROR(StartApi(impl));
+  impl.AdoptInstances(records);
   return daemon;
 }
 

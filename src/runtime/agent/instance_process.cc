@@ -46,6 +46,9 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, log, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, log, STDERR_FILENO);
+  // Nothing else of the agent's: an inherited listening socket (the agent API's) would keep the
+  // agent's port bound by the instance, and a restarted agent could not listen on it again.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, all;

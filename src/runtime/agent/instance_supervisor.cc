@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/agent/instance_record.h"
 #include "runtime/common/log.h"
 
 namespace sluice::runtime {
@@ -23,6 +24,8 @@ struct InstanceSupervisor::Instance {
   InstanceLaunch launch;
   InstanceState state = InstanceState::kStarting;
   pid_t pid = 0;
+  uint64_t start_ticks = 0;  // of pid (/proc), for the records and adopted liveness
+  bool adopted = false;      // pid is not this agent's child
   uint64_t generation = 0;
   int restarts = 0;
   std::optional<int> exit_code;
@@ -86,7 +89,7 @@ InstanceSupervisor::~InstanceSupervisor() {
   for (auto& [id, inst] : instances_) {
     if (inst->pid == 0) continue;
     SignalProcessGroup(inst->pid, SIGKILL);
-    while (!TryReap(inst->pid).has_value()) {
+    while (!Reap(*inst).has_value()) {
       absl::SleepFor(absl::Milliseconds(1));
     }
   }
@@ -98,6 +101,7 @@ void InstanceSupervisor::Tick() {
     absl::MutexLock lock(&mu_);
     const absl::Time now = env_.Now();
     for (auto& [id, inst] : instances_) TickOne(*inst, now, calls);
+    SaveRecords();
     std::weak_ptr<Guard> weak = guard_;
     timer_ = env_.RunAt(now + options_.health_interval, [weak] {
       if (auto g = weak.lock()) {
@@ -111,7 +115,7 @@ void InstanceSupervisor::Tick() {
 
 void InstanceSupervisor::TickOne(Instance& inst, absl::Time now, std::vector<ProbeCall>& calls) {
   if (inst.pid != 0) {
-    if (std::optional<int> code = TryReap(inst.pid)) OnExit(inst, *code, now);
+    if (std::optional<int> code = Reap(inst)) OnExit(inst, *code, now);
   }
   switch (inst.state) {
     case InstanceState::kStarting:
@@ -224,6 +228,8 @@ void InstanceSupervisor::Spawn(Instance& inst, absl::Time now) {
     return;
   }
   inst.pid = *pid;
+  inst.start_ticks = ProcessStartTicks(*pid).value_or(0);
+  inst.adopted = false;
   inst.state = InstanceState::kStarting;
 }
 
@@ -319,6 +325,58 @@ absl::StatusOr<InstanceStatus> InstanceSupervisor::Add(int64_t id, InstanceLaunc
   return status;
 }
 
+absl::StatusOr<InstanceStatus> InstanceSupervisor::Adopt(const InstanceRecord& record) {
+  absl::MutexLock lock(&mu_);
+  auto it = instances_.find(record.id);
+  if (it != instances_.end() && !IsTerminal(it->second->state)) {
+    return absl::AlreadyExistsError(absl::StrCat("instance ", record.id, " already exists"));
+  }
+  if (!RecordAlive(record)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "instance ", record.id, ": pid ", record.pid, " is gone or is another process now"));
+  }
+  auto inst = std::make_unique<Instance>();
+  inst->id = record.id;
+  inst->launch = record.launch;
+  inst->pid = record.pid;
+  inst->start_ticks = record.start_ticks;
+  inst->adopted = true;
+  inst->restarts = record.restarts;
+  inst->generation = 1;
+  inst->spawned_at = env_.Now();
+  inst->state = InstanceState::kStarting;
+  InstanceStatus status = StatusOf(*inst);
+  instances_[record.id] = std::move(inst);
+  return status;
+}
+
+std::optional<int> InstanceSupervisor::Reap(const Instance& inst) const {
+  if (!inst.adopted)
+    return TryReap(inst.pid);
+  const std::optional<uint64_t> ticks = ProcessStartTicks(inst.pid);
+  if (ticks.has_value() && *ticks == inst.start_ticks)
+    return std::nullopt;
+  return -1;
+}
+
+void InstanceSupervisor::SaveRecords() {
+  if (options_.state_path.empty())
+    return;
+  std::vector<InstanceRecord> records;
+  for (const auto& [id, inst] : instances_) {
+    if (inst->pid != 0)
+      records.push_back({id, inst->pid, inst->start_ticks, inst->restarts, inst->launch});
+  }
+  std::string text = InstanceRecordsToJson(records);
+  if (text == saved_records_)
+    return;
+  if (absl::Status s = WriteInstanceRecords(options_.state_path, records); !s.ok()) {
+    LogError("agent", "cannot record instances: ", s.message());
+    return;
+  }
+  saved_records_ = std::move(text);
+}
+
 absl::Status InstanceSupervisor::Drain(int64_t id, absl::Duration drain) {
   absl::MutexLock lock(&mu_);
   auto it = instances_.find(id);
@@ -365,7 +423,7 @@ void InstanceSupervisor::StopAll() {
     bool running = false;
     for (auto& [id, inst] : instances_) {
       if (inst->pid == 0) continue;
-      if (std::optional<int> code = TryReap(inst->pid)) {
+      if (std::optional<int> code = Reap(*inst)) {
         OnExit(*inst, *code, env_.Now());
         continue;
       }

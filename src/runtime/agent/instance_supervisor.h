@@ -40,6 +40,9 @@ namespace sluice::runtime {
 //                               (GET /sluice/v1/stats) or the drain deadline
 //   kDraining   -> kStopped     SIGTERM to the process group, SIGKILL after kill_grace, reaped
 //   (spawn failure at Add)     -> kFailed
+//   (Adopt: a live process of an earlier agent) -> kStarting, then as above; restarts keep
+//                               their count, and its exit is noticed through /proc (it is not
+//                               this agent's child, so its exit code is unknown: -1)
 // kStopped, kFailed and kCompleted are terminal: the record stays for status until Drain()
 // (DELETE) removes it or Add() reuses its id.
 enum class InstanceState { kStarting, kReady, kDraining, kRestarting, kStopped, kFailed, kCompleted };
@@ -65,6 +68,9 @@ struct SupervisorOptions {
   int max_restarts = 5;                       // within restart_window
   absl::Duration restart_window = absl::Seconds(60);
   absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL
+  // When set, the instance records (instance_record.h) are rewritten here whenever an
+  // instance's process changes, so a restarted agent can re-adopt them. Empty: none kept.
+  std::string state_path;
 };
 
 // What the supervisor runs for one instance.
@@ -75,7 +81,13 @@ struct InstanceLaunch {
   bool restart_on_failure = true;  // restart "on-failure"; false = "never"
   ProcessSpec process;
   QuotaUpdate quota;  // reported only; the daemon applies it to the token server
+  // Recorded for re-adoption only (the daemon applies them): every GPU in order (empty: just
+  // gpu_uuid) and whether the token server treats it as an LLM instance.
+  std::vector<std::string> gpus;
+  bool llm = false;
 };
+
+struct InstanceRecord;  // instance_record.h
 
 struct InstanceStatus {
   int64_t id = 0;
@@ -102,6 +114,11 @@ class InstanceSupervisor {
   // Spawns the instance (state kStarting, or kFailed when the spawn fails: the status says
   // why). AlreadyExists when `id` names a non-terminal instance.
   absl::StatusOr<InstanceStatus> Add(int64_t id, InstanceLaunch launch);
+  // Takes over the process of `record`, started by an earlier agent that has gone: the same id,
+  // pid and launch, state kStarting (ready after its health check), restart count kept, no
+  // spawn. FailedPrecondition when the process is gone or the pid now names another process
+  // (start time differs); AlreadyExists when `record.id` names a non-terminal instance.
+  absl::StatusOr<InstanceStatus> Adopt(const InstanceRecord& record);
   // Drains a live instance within `drain` (then SIGTERM, SIGKILL after kill_grace), or removes
   // a terminal one. NotFound when unknown.
   absl::Status Drain(int64_t id, absl::Duration drain);
@@ -137,6 +154,11 @@ class InstanceSupervisor {
   void OnReady(int64_t id, uint64_t generation, bool ready);
   void OnStats(int64_t id, uint64_t generation, absl::StatusOr<int64_t> in_flight);
   InstanceStatus StatusOf(const Instance& inst) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The exit code once inst's process has gone (TryReap for children; -1 for an adopted one
+  // whose /proc start time no longer matches), else nullopt.
+  std::optional<int> Reap(const Instance& inst) const;
+  // Rewrites options_.state_path when the records differ from the last written ones.
+  void SaveRecords() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   common::Env& env_;
   InstanceProbe& probe_;
@@ -145,6 +167,7 @@ class InstanceSupervisor {
   mutable absl::Mutex mu_;
   std::map<int64_t, std::unique_ptr<Instance>> instances_ ABSL_GUARDED_BY(mu_);
   common::Env::TimerId timer_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string saved_records_ ABSL_GUARDED_BY(mu_);  // the state file's last content
 };
 
 }  // namespace sluice::runtime

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
+#include "runtime/agent/instance_record.h"
 #include "runtime/common/loop_env.h"
 
 namespace sluice::runtime {
@@ -235,6 +237,51 @@ TEST_F(SupervisorTest, StopAllTerminatesEverything) {
     EXPECT_EQ(s.state, InstanceState::kStopped) << s.id;
     EXPECT_EQ(s.pid, 0);
   }
+}
+
+// A process started by an earlier agent (here: spawned directly) is adopted without a spawn or
+// a restart, probed to ready, recorded in the state file, and when it dies it is noticed through
+// /proc and restarted as this supervisor's own child. A record whose start time does not match
+// (a recycled pid) is refused.
+TEST_F(SupervisorTest, AdoptsALiveProcessAndRecordsIt) {
+  options_.state_path = dir_ + "/instances.json";
+  Start();
+  InstanceLaunch launch = Shell("exec sleep 60", 40);
+  absl::StatusOr<pid_t> pid = SpawnProcess(launch.process);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  std::optional<uint64_t> ticks;
+  for (int i = 0; i < 200 && !ticks; ++i) {
+    ticks = ProcessStartTicks(*pid);
+    usleep(1000);
+  }
+  ASSERT_TRUE(ticks.has_value());
+  InstanceRecord wrong{9, *pid, *ticks + 1, 0, launch};
+  EXPECT_EQ(sup_->Adopt(wrong).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  absl::StatusOr<InstanceStatus> a = sup_->Adopt({9, *pid, *ticks, 3, launch});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->pid, *pid);
+  probe_->SetReady(40, true);
+  InstanceStatus r = WaitState(9, InstanceState::kReady);
+  EXPECT_EQ(r.pid, *pid);
+  EXPECT_EQ(r.restarts, 3);  // kept, none added
+  EXPECT_EQ(sup_->Adopt({9, *pid, *ticks, 0, launch}).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  std::vector<InstanceRecord> saved;
+  for (int i = 0; i < 2000 && saved.empty(); ++i) {
+    saved = ReadInstanceRecords(options_.state_path).value_or(std::vector<InstanceRecord>());
+    usleep(1000);
+  }
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].pid, *pid);
+  EXPECT_EQ(saved[0].start_ticks, *ticks);
+
+  kill(-*pid, SIGKILL);  // not our child: its zombie goes to whoever reaps it (this test)
+  waitpid(*pid, nullptr, 0);
+  InstanceStatus again =
+      WaitFor(9, [&](const InstanceStatus& s) { return s.pid != 0 && s.pid != *pid; });
+  EXPECT_EQ(again.restarts, 4);
+  EXPECT_EQ(again.exit_code.value_or(0), -1);  // unknown for an adopted process
 }
 
 }  // namespace

@@ -221,7 +221,27 @@ int RunInvoke(const ClientFlags& c, const std::string& name, const std::string& 
   return 0;
 }
 
+// Daemons the supervisor of `sluice up` reports as crash-looping or dead, on stderr (a crash
+// loop is reported, not hidden: docs/platform.md "Supervision").
+static void WarnAboutDaemons(const ClientFlags& c) {
+  absl::StatusOr<std::optional<DaemonsFile>> file =
+      ReadDaemonsFile(DaemonsFilePath(ResolveHome(c.home)));
+  if (!file.ok() || !file->has_value() || !c.controller.empty())
+    return;
+  for (const auto& [name, d] : (*file)->daemons) {
+    if (d.crash_loop) {
+      std::fprintf(stderr,
+                   "sluice status: warning: the %s is crash-looping (%d restarts); see %s\n",
+                   name.c_str(), d.restarts, d.log.c_str());
+    } else if (!DaemonAlive(d.pid, name)) {
+      std::fprintf(stderr, "sluice status: warning: the %s is not running (being restarted?)\n",
+                   name.c_str());
+    }
+  }
+}
+
 int RunStatus(const ClientFlags& c, bool as_json) {
+  WarnAboutDaemons(c);
   absl::StatusOr<http::Response> r = Call(Resolve(c).controller, "GET", "/admin/v1/functions");
   if (!Ok(r))
     return Fail("status", r);

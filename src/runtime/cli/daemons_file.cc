@@ -68,7 +68,9 @@ std::string DaemonsFilePath(const std::string& home) {
 std::string DaemonsFileToJson(const DaemonsFile& file) {
   json daemons = json::object();
   for (const auto& [name, d] : file.daemons) {
-    daemons[name] = {{"pid", d.pid}, {"port", d.port}, {"log", d.log}};
+    daemons[name] = {{"pid", d.pid},         {"port", d.port},       {"log", d.log},
+                     {"args", d.args},       {"health", d.health},   {"restarts", d.restarts},
+                     {"crash_loop", d.crash_loop}};
   }
   return json({{"supervisor_pid", file.supervisor_pid}, {"daemons", daemons}}).dump(2) + "\n";
 }
@@ -79,8 +81,14 @@ absl::StatusOr<DaemonsFile> ParseDaemonsFile(const std::string& text, const std:
     const json doc = json::parse(text);
     file.supervisor_pid = doc.value("supervisor_pid", 0);
     for (const auto& [name, d] : doc.at("daemons").items()) {
-      file.daemons[name] = {d.at("pid").get<pid_t>(), d.at("port").get<int>(),
-                            d.at("log").get<std::string>()};
+      DaemonEntry& e = file.daemons[name];
+      e.pid = d.at("pid").get<pid_t>();
+      e.port = d.at("port").get<int>();
+      e.log = d.at("log").get<std::string>();
+      e.args = d.value("args", std::vector<std::string>());
+      e.health = d.value("health", std::string());
+      e.restarts = d.value("restarts", 0);
+      e.crash_loop = d.value("crash_loop", false);
     }
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(

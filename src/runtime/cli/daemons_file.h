@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,11 +21,19 @@ struct DaemonEntry {
   pid_t pid = 0;
   int port = 0;
   std::string log;  // absolute path of its log file
+  // How the supervisor (re)starts it: the arguments after the `sluice` binary, with the port it
+  // first listened on pinned ("--port P"), so a restart keeps its address; and the path of its
+  // health check. Empty in files written before supervision (they cannot be repaired).
+  std::vector<std::string> args;
+  std::string health;
+  int restarts = 0;         // restarts by the supervisor since `sluice up`
+  bool crash_loop = false;  // it keeps exiting soon after each restart (RestartBackoff)
   bool operator==(const DaemonEntry&) const = default;
 };
 
 struct DaemonsFile {
-  // The `sluice up` process that supervises the daemons in the foreground; 0 with --detach.
+  // The `sluice up` process that supervises the daemons: the foreground `sluice up`, or with
+  // --detach the background `sluice up --supervise` it started. 0 in files of older versions.
   pid_t supervisor_pid = 0;
   std::map<std::string, DaemonEntry> daemons;  // by name: "agent", "controller", "gateway"
   bool operator==(const DaemonsFile&) const = default;

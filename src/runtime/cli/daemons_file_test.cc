@@ -31,11 +31,24 @@ class TempDir {
   std::string path_;
 };
 
+DaemonEntry Entry(pid_t pid, int port, const std::string& log) {
+  DaemonEntry e;
+  e.pid = pid;
+  e.port = port;
+  e.log = log;
+  return e;
+}
+
 DaemonsFile Sample() {
   DaemonsFile f;
   f.supervisor_pid = 42;
-  f.daemons["agent"] = {101, 7072, "/h/logs/agent.log"};
-  f.daemons["controller"] = {102, 40001, "/h/logs/controller.log"};
+  f.daemons["agent"] = Entry(101, 7072, "/h/logs/agent.log");
+  f.daemons["controller"] = Entry(102, 40001, "/h/logs/controller.log");
+  DaemonEntry& c = f.daemons["controller"];
+  c.args = {"controller", "--port", "40001", "--agents", "127.0.0.1:7072"};
+  c.health = "/healthz";
+  c.restarts = 3;
+  c.crash_loop = true;
   return f;
 }
 
@@ -94,7 +107,7 @@ TEST(DaemonsFileTest, LivenessChecksThePidAndItsDaemonName) {
   EXPECT_FALSE(DaemonAlive(child, ""));
   DaemonsFile stale = Sample();
   stale.supervisor_pid = child;
-  stale.daemons = {{"agent", {child, 1, "x"}}};
+  stale.daemons = {{"agent", Entry(child, 1, "x")}};
   EXPECT_FALSE(AnyAlive(stale));
 }
 

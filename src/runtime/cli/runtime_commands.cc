@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,18 @@ std::string SelfExe() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
+}
+
+// This process's arguments after the binary, from /proc/self/cmdline.
+std::vector<std::string> SelfArgs() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0'))
+    args.push_back(arg);
+  if (!args.empty())
+    args.erase(args.begin());
+  return args;
 }
 
 struct UpFlags {
@@ -55,7 +68,10 @@ void RegisterUp(CLI::App& app, int& exit_code) {
       "up",
       "start the controller, gateway and node agent on this machine (emulated GPUs when "
       "none is present)");
-  up->add_flag("--detach,-d", f->o.detach, "start them in the background and return");
+  up->add_flag("--detach,-d", f->o.detach,
+               "start them under a background supervisor (restarts them) and return");
+  up->add_flag("--supervise", f->o.supervise, "internal: be --detach's background supervisor")
+      ->group("");
   up->add_option("--home", f->home, "state directory (default $SLUICE_HOME or ~/.sluice)");
   up->add_option("--gateway-port", f->o.gateway_port, "0: ephemeral")->capture_default_str();
   up->add_option("--controller-port", f->o.controller_port, "0: ephemeral")->capture_default_str();
@@ -74,6 +90,7 @@ void RegisterUp(CLI::App& app, int& exit_code) {
     runtime::UpOptions& o = f->o;
     o.home = runtime::ResolveHome(f->home);
     o.self_exe = SelfExe();
+    o.argv = SelfArgs();
     o.start_timeout = absl::Seconds(f->start_timeout_s);
     o.agent_args = {"--device", f->device, "--emulated-gpus", absl::StrCat(f->emulated_gpus)};
     Forward(*up, "--lazy-window-s", f->lazy_window_s, o.controller_args);

@@ -44,18 +44,6 @@ void GatewayCore::HandleReady(http::Request&, http::Responder respond) {
   respond(http::JsonResponse(200, R"({"ready":true})"));
 }
 
-void GatewayCore::HandleModelReady(http::Request& req, http::Responder respond) {
-  const std::string name = req.param("name");
-  auto it = functions_.find(name);
-  if (it == functions_.end())
-    return respond(http::ErrorResponse(404, absl::StrCat("unknown function '", name, "'")));
-  if (it->second->dispatcher.ready_count() == 0)
-    return respond(
-        http::ErrorResponse(503, absl::StrCat("function '", name, "' has no ready instance")));
-  respond(http::JsonResponse(
-      200, absl::StrCat(R"({"name":)", nlohmann::json(name).dump(), R"(,"ready":true})")));
-}
-
 void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
   const std::string name = req.param("name");
   auto it = functions_.find(name);

@@ -95,6 +95,10 @@ class GatewayCore {
 
   // HTTP handlers (gateway_core.cc).
   void HandleInfer(http::Request& req, http::Responder respond);
+  // KServe v2 metadata and model readiness (gateway_metadata.cc): `GET /v2`,
+  // `GET /v2/models/{name}[/versions/{version}][/ready]`; 404 naming an unknown model or version.
+  void HandleServerMetadata(http::Request& req, http::Responder respond);
+  void HandleModelMetadata(http::Request& req, http::Responder respond);
   void HandleModelReady(http::Request& req, http::Responder respond);
   void HandleReady(http::Request& req, http::Responder respond);
   // OpenAI API for LLM functions (gateway_openai.cc).

@@ -41,10 +41,18 @@ http::Router MakeRouter(internal::GatewayCore& core, GatewayMetrics& metrics) {
   router.Handle("GET", "/v2/health/ready", [&core](http::Request& req, http::Responder respond) {
     core.HandleReady(req, std::move(respond));
   });
-  router.Handle("GET", "/v2/models/{name}/ready",
-                [&core](http::Request& req, http::Responder respond) {
-                  core.HandleModelReady(req, std::move(respond));
-                });
+  router.Handle("GET", "/v2", [&core](http::Request& req, http::Responder respond) {
+    core.HandleServerMetadata(req, std::move(respond));
+  });
+  for (const char* model : {"/v2/models/{name}", "/v2/models/{name}/versions/{version}"}) {
+    router.Handle("GET", model, [&core](http::Request& req, http::Responder respond) {
+      core.HandleModelMetadata(req, std::move(respond));
+    });
+    router.Handle("GET", absl::StrCat(model, "/ready"),
+                  [&core](http::Request& req, http::Responder respond) {
+                    core.HandleModelReady(req, std::move(respond));
+                  });
+  }
   router.Handle("POST", "/v2/models/{name}/infer",
                 [&core](http::Request& req, http::Responder respond) {
                   core.HandleInfer(req, std::move(respond));
