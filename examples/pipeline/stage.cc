@@ -1,11 +1,15 @@
 // StageConfigFromEnv and RunStageBatch of the pipeline-stage example (stage.h).
 #include "stage.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status.h"
+#include "core/perf/perf_model.h"
+#include "core/perf/pipeline_profile.h"
 
 namespace sluice::examples {
 namespace {
@@ -61,6 +65,28 @@ std::string TraceOf(const json& inputs) {
   return "";
 }
 
+// PIPELINE_MODEL's stage `index` of `count` from core/perf/pipeline_profile: the batch time as
+// base + per_item x b, the two fitted through the stage's latency model at batches 1 and 2 (a
+// whole GPU), and the activation bytes it hands on (the last stage: 1, the reply's minimum).
+absl::Status ApplyProfile(const std::string& model, StageConfig& c) {
+  core::PerfModel perf;
+  if (absl::Status s = core::AddPipelineStages(perf, model, c.count, "SLUICE_STAGE_COUNT");
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("PIPELINE_MODEL: ", s.message()));
+  }
+  const std::vector<core::StageProfile> stages =
+      *core::SplitPipeline(model, c.count, "SLUICE_STAGE_COUNT");
+  const core::StageProfile& stage = stages[c.index];
+  const core::LatencyModel* latency = (*perf.Find(stage.model_key))->latency;
+  const absl::Duration one = latency->BatchLatency(1, 1.0, 1.0);
+  const absl::Duration two = latency->BatchLatency(2, 1.0, 1.0);
+  c.per_item = std::max(absl::ZeroDuration(), two - one);
+  c.base = one - c.per_item;
+  c.activation_bytes = std::max<int64_t>(1, stage.activation_out.count());
+  c.profile_model = stage.model_key;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<StageConfig> StageConfigFromEnv(const std::map<std::string, std::string>& env) {
@@ -75,9 +101,19 @@ absl::StatusOr<StageConfig> StageConfigFromEnv(const std::map<std::string, std::
   }
   c.index = *index;
   c.count = *count;
-  absl::StatusOr<double> base = PerStage(env, "STAGE_MS", 5, c.index, c.count);
-  absl::StatusOr<double> per_item = PerStage(env, "STAGE_MS_PER_ITEM", 1, c.index, c.count);
-  absl::StatusOr<double> bytes = PerStage(env, "ACTIVATION_BYTES", 4096, c.index, c.count);
+  // PIPELINE_MODEL gives the defaults; an explicit STAGE_MS / STAGE_MS_PER_ITEM /
+  // ACTIVATION_BYTES still wins (a test shrinks megabyte activations this way).
+  if (auto it = env.find("PIPELINE_MODEL"); it != env.end() && !it->second.empty()) {
+    SLUICE_RETURN_IF_ERROR(ApplyProfile(it->second, c));
+  }
+  const double base_ms = absl::ToDoubleMilliseconds(c.base);
+  const double per_item_ms = absl::ToDoubleMilliseconds(c.per_item);
+  absl::StatusOr<double> base = PerStage(env, "STAGE_MS", base_ms, c.index, c.count);
+  absl::StatusOr<double> per_item =
+      PerStage(env, "STAGE_MS_PER_ITEM", per_item_ms, c.index, c.count);
+  absl::StatusOr<double> bytes = PerStage(env, "ACTIVATION_BYTES",
+                                          static_cast<double>(c.activation_bytes), c.index,
+                                          c.count);
   for (const absl::StatusOr<double>* v : {&base, &per_item, &bytes}) {
     if (!v->ok())
       return v->status();

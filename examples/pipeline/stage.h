@@ -30,12 +30,20 @@ struct StageConfig {
   absl::Duration base = absl::Milliseconds(5);
   absl::Duration per_item = absl::Milliseconds(1);
   int64_t activation_bytes = 4096;  // ACTIVATION_BYTES (or a list per stage), >= 1
+  // PIPELINE_MODEL (a core/perf/pipeline_profile model, e.g. "bert-21b"): the stage profile the
+  // defaults of base, per_item and activation_bytes came from ("bert-21b/s1of4"); empty when
+  // the times are configured.
+  std::string profile_model;
   // Time for a batch of `b`.
   absl::Duration BatchTime(int64_t b) const { return base + per_item * b; }
 };
 
-// Reads the config from an environment map (keys above). InvalidArgument naming the variable
-// for a malformed value, an index outside [0, count) or a list whose length is not count.
+// Reads the config from an environment map (keys above). With PIPELINE_MODEL, base / per_item
+// are fitted through SplitPipeline(model, count)'s stage latency model (batches 1 and 2, whole
+// GPU) and activation_bytes is its activation_out; STAGE_MS, STAGE_MS_PER_ITEM and
+// ACTIVATION_BYTES, when set, override them. InvalidArgument naming the variable for a
+// malformed value, an index outside [0, count), a list whose length is not count, or an unknown
+// PIPELINE_MODEL / a stage count that does not divide its layers.
 absl::StatusOr<StageConfig> StageConfigFromEnv(const std::map<std::string, std::string>& env);
 
 // Runs one batch: checks each request has an input tensor, calls `spend(BatchTime(n))`, and

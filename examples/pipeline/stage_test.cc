@@ -2,6 +2,10 @@
 // naming the variable) and one batch (time spent, activation size, trace appended, bad input).
 #include "stage.h"
 
+#include <vector>
+
+#include "core/perf/pipeline_profile.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,6 +40,39 @@ TEST(StageConfigTest, BadValuesNameTheVariable) {
               HasSubstr("ACTIVATION_BYTES: 'x' is not a number"));
   EXPECT_THAT(StageConfigFromEnv({{"SLUICE_STAGE_INDEX", "one"}}).status().message(),
               HasSubstr("SLUICE_STAGE_INDEX: 'one' is not an integer"));
+}
+
+TEST(StageConfigTest, PipelineModelTakesTheStageTimesFromThePipelineProfile) {
+  absl::StatusOr<StageConfig> c = StageConfigFromEnv(
+      {{"SLUICE_STAGE_INDEX", "1"}, {"SLUICE_STAGE_COUNT", "4"}, {"PIPELINE_MODEL", "bert-21b"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->profile_model, "bert-21b/s1of4");
+  // The profile's stage: batch 1 at a whole GPU takes its exec_batch1 (a quarter of Table 1's
+  // 137 ms, give or take the split), and bert's activation is 128 positions x 5120 x fp16.
+  const std::vector<core::StageProfile> stages = *core::SplitPipeline("bert-21b", 4, "n");
+  EXPECT_NEAR(absl::ToDoubleMilliseconds(c->BatchTime(1)),
+              absl::ToDoubleMilliseconds(stages[1].exec_batch1), 0.01);
+  EXPECT_GT(c->BatchTime(2), c->BatchTime(1));
+  EXPECT_EQ(c->activation_bytes, stages[1].activation_out.count());
+  EXPECT_EQ(c->activation_bytes, 128 * 5120 * 2);
+  // Explicit values still win over the profile's.
+  absl::StatusOr<StageConfig> small = StageConfigFromEnv({{"SLUICE_STAGE_INDEX", "3"},
+                                                          {"SLUICE_STAGE_COUNT", "4"},
+                                                          {"PIPELINE_MODEL", "bert-21b"},
+                                                          {"ACTIVATION_BYTES", "64"}});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->activation_bytes, 64);
+  EXPECT_NEAR(absl::ToDoubleMilliseconds(small->BatchTime(1)),
+              absl::ToDoubleMilliseconds(stages[3].exec_batch1), 0.01);
+}
+
+TEST(StageConfigTest, BadPipelineModelNamesTheVariable) {
+  EXPECT_THAT(StageConfigFromEnv({{"PIPELINE_MODEL", "gpt-9"}}).status().message(),
+              HasSubstr("PIPELINE_MODEL: unknown pipeline model 'gpt-9'"));
+  EXPECT_THAT(StageConfigFromEnv({{"SLUICE_STAGE_COUNT", "3"}, {"PIPELINE_MODEL", "bert-21b"}})
+                  .status()
+                  .message(),
+              HasSubstr("SLUICE_STAGE_COUNT"));
 }
 
 TEST(StageBatchTest, SpendsTheBatchTimeAndAppendsToTheTrace) {

@@ -103,6 +103,10 @@ struct ControllerAgent {
   std::vector<ReportedGpu> gpus;
   std::vector<common::GpuId> gpu_ids;  // parallel to gpus
   bool poll_in_flight = false;
+  // The ready models of its host-memory parameter store (GET /agent/v1/params, polled while a
+  // pipeline is deployed; controller_pipeline.cc); empty when unknown or the store is disabled.
+  std::set<std::string> cached_models;
+  bool params_poll_in_flight = false;
 };
 
 // The uuids of those of `ids` that are GPUs of `a`, in the order of `ids`.
@@ -225,6 +229,11 @@ class ControllerCore {
   std::set<std::string> DrivePipelines(const nlohmann::json& entries, absl::Time now);
   core::PipelineScaler* PipelineScalerFor(const std::string& pipeline);
   void ApplyPipelineDecision(const std::string& pipeline, const core::PipelineDecision& d);
+  // Parameter-store contents for cache-aware placement (controller_pipeline.cc): PollParams asks
+  // agent `a` for GET /agent/v1/params when a pipeline is deployed; CachedOn is the nodes whose
+  // store holds `spec`'s parameters ready (its ParamsKey), for InstanceDemand::cached_on.
+  void PollParams(size_t a);
+  std::vector<core::NodeId> CachedOn(const FunctionSpec& spec) const;
 
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);

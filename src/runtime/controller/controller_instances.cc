@@ -100,6 +100,7 @@ absl::StatusOr<std::vector<common::GpuId>> ControllerCore::Allocate(ControllerFu
   d.same_node = spec.gpus > 1;  // one agent starts the process
   d.pipeline_stage = spec.stage_of ? spec.stage_of->index : -1;  // controller_pipeline.cc
   d.key_stage = f.key_stage;
+  d.cached_on = CachedOn(spec);  // controller_pipeline.cc: agents' parameter stores
   // Profiling trials are the controller's own business: always the DiluScheduler.
   core::PlacementPolicy& placement =
       profiling || !f.policy ? static_cast<core::PlacementPolicy&>(*scheduler_)

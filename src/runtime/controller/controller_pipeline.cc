@@ -7,7 +7,11 @@
 // one PipelineStageSample per stage (the gateway's rps, queue, inter-arrival CV, mean sojourn;
 // the controller's ready/starting counts), and its per-stage replica deltas go through the
 // normal start / drain path (Reconcile). CPU-worker deltas are logged and ignored: the platform
-// runs no CPU workers. Runs on the controller's loop, like the rest of ControllerCore.
+// runs no CPU workers. Cache-aware placement: while a pipeline is deployed, each node poll also
+// reads the agent's parameter store (GET /agent/v1/params); a new instance's
+// InstanceDemand::cached_on lists the nodes whose store holds the function's parameters (ready,
+// under the function's name: "pipe-s1"), so QUART's placement prefers them (§6). Runs on the
+// controller's loop, like the rest of ControllerCore.
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -15,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "runtime/common/log.h"
+#include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_core.h"
 #include "runtime/spec/function_spec.h"
 
@@ -232,6 +237,45 @@ void ControllerCore::ApplyPipelineDecision(const std::string& pipeline,
     }
     Reconcile(f, /*cold_start=*/true);  // also restarts what a failed start left missing
   }
+}
+
+void ControllerCore::PollParams(size_t a) {
+  ControllerAgent& agent = agents_[a];
+  if (agent.params_poll_in_flight)
+    return;
+  const bool any_pipeline = std::any_of(functions_.begin(), functions_.end(), [](const auto& kv) {
+    return kv.second.record.spec.stage_of.has_value();
+  });
+  if (!any_pipeline)
+    return;
+  agent.params_poll_in_flight = true;
+  client_.Send(agent.endpoint, AgentRequest("GET", "/agent/v1/params"), absl::Seconds(2),
+               [this, a](absl::StatusOr<http::Response> r) {
+                 ControllerAgent& ag = agents_[a];
+                 ag.params_poll_in_flight = false;
+                 if (!r.ok())
+                   return;  // unreachable: keep what it said last
+                 std::set<std::string> models;
+                 // 404: the agent runs without a parameter store; it caches nothing.
+                 const json j = r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+                 if (j.is_object() && j.contains("models") && j["models"].is_array()) {
+                   for (const json& m : j["models"]) {
+                     if (m.is_object() && m.value("ready", false) && m.contains("model") &&
+                         m["model"].is_string())
+                       models.insert(m["model"].get<std::string>());
+                   }
+                 }
+                 ag.cached_models = std::move(models);
+               });
+}
+
+std::vector<core::NodeId> ControllerCore::CachedOn(const FunctionSpec& spec) const {
+  std::vector<core::NodeId> out;
+  for (size_t a = 0; a < agents_.size(); ++a) {
+    if (agents_[a].cached_models.contains(spec.name))
+      out.push_back(core::NodeId(static_cast<int64_t>(a)));  // agent a is cluster node a
+  }
+  return out;
 }
 
 }  // namespace sluice::runtime

@@ -34,6 +34,7 @@ struct PipelineScript {
   std::vector<core::FunctionTraits> traits ABSL_GUARDED_BY(mu);
   absl::Duration slo ABSL_GUARDED_BY(mu);
   int decides ABSL_GUARDED_BY(mu) = 0;
+  std::vector<core::InstanceDemand> demands ABSL_GUARDED_BY(mu);  // every Place, in order
 };
 
 class FakePipelineScaler final : public core::PipelineScaler {
@@ -59,25 +60,34 @@ class FakePipelineScaler final : public core::PipelineScaler {
   std::shared_ptr<PipelineScript> s_;
 };
 
-// First GPU with room for the memory and the limit (a test placement, not a policy).
+// First GPU with room for the memory and the limit (a test placement, not a policy); records
+// every demand it is asked to place.
 class FirstFit final : public core::PlacementPolicy {
  public:
+  explicit FirstFit(std::shared_ptr<PipelineScript> s) : s_(std::move(s)) {}
   std::string_view name() const override { return "first-fit"; }
   absl::StatusOr<std::vector<core::GpuId>> Place(const core::InstanceDemand& d,
                                                  const core::ClusterState& state) override {
+    {
+      absl::MutexLock lock(&s_->mu);
+      s_->demands.push_back(d);
+    }
     for (const core::GpuState& g : state.gpus()) {
       if (g.memory_free() >= d.memory_per_gpu && g.sum_limit + d.quota.limit <= 1.0 + 1e-9)
         return std::vector<core::GpuId>{g.id};
     }
     return absl::ResourceExhaustedError("no GPU");
   }
+
+ private:
+  std::shared_ptr<PipelineScript> s_;
 };
 
 // dilu's set with first-fit placement and a pipeline scaler (delegates everything else).
 class WithPipelineScaler final : public core::PolicySet {
  public:
   WithPipelineScaler(std::unique_ptr<core::PolicySet> inner, std::shared_ptr<PipelineScript> s)
-      : inner_(std::move(inner)), s_(std::move(s)) {}
+      : inner_(std::move(inner)), s_(s), placement_(std::move(s)) {}
   std::string_view name() const override { return "test-pipeline"; }
   core::PlacementPolicy& placement() override { return placement_; }
   core::SmQuota QuotaFor(const core::FunctionTraits& f) const override {
@@ -285,6 +295,55 @@ TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
   EXPECT_GE(s1, s0);
   EXPECT_GE(s1, s2);
   std::printf("quart on the platform: replicas per stage after 3 reports: %d %d %d\n", s0, s1, s2);
+}
+
+// Cache-aware placement on the platform: the agent's parameter store (GET /agent/v1/params)
+// lists stage 1's parameters, so a new stage-1 instance's demand names that agent's node in
+// cached_on (QUART's placement prefers it, core/quart/quart_placement.h); the other stages'
+// demands name none, and a model the store drops stops being listed.
+TEST_F(ControllerPipelineTest, DemandsCarryTheNodesWhoseParameterStoreHoldsTheStage) {
+  std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
+  agent_->SetParamsModels({"pc-s1", "unrelated"});
+  StartDaemon();
+  ASSERT_EQ(Deploy(PipelineSpec("pc", "test-pipeline")).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return Describe("pc").value("state", "") == "ready"; }));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(WaitOneInstance(absl::StrCat("pc-s", i)));
+  LoadAll("pc", 10, 1, 5);  // makes the pipeline scaler
+  // Scale stages 0 and 1 by one each, until the params poll has been seen (it runs with the
+  // node poll, every 20 ms here).
+  auto scale_up = [&](int stage) {
+    core::PipelineDecision up;
+    up.stages.resize(3);
+    up.stages[stage].replica_delta = 1;
+    {
+      absl::MutexLock lock(&script->mu);
+      script->decisions.push_back(up);
+    }
+    LoadAll("pc", 10, 1, 5);
+  };
+  auto last_demand_of = [&](int stage) {
+    absl::MutexLock lock(&script->mu);
+    for (auto it = script->demands.rbegin(); it != script->demands.rend(); ++it) {
+      if (it->pipeline_stage == stage)
+        return *it;
+    }
+    return core::InstanceDemand{};
+  };
+  scale_up(1);
+  EXPECT_EQ(RoutedInstances("pc-s1"), 2);
+  const core::InstanceDemand s1 = last_demand_of(1);
+  ASSERT_EQ(s1.cached_on.size(), 1u);
+  EXPECT_EQ(s1.cached_on[0], core::NodeId(0));
+  scale_up(0);
+  EXPECT_EQ(RoutedInstances("pc-s0"), 2);
+  EXPECT_TRUE(last_demand_of(0).cached_on.empty());
+  // The store no longer holds it: the next demand names no node.
+  agent_->SetParamsModels({});
+  absl::SleepFor(absl::Milliseconds(200));
+  scale_up(1);
+  EXPECT_EQ(RoutedInstances("pc-s1"), 3);
+  EXPECT_TRUE(last_demand_of(1).cached_on.empty());
 }
 
 TEST_F(ControllerPipelineTest, NameClashesAre409AndThePipelineNameDeletesEveryStage) {

@@ -41,6 +41,7 @@ void ControllerCore::StartPolling() {
 
 void ControllerCore::PollNodes() {
   for (size_t a = 0; a < agents_.size(); ++a) {
+    PollParams(a);  // parameter-store contents for cache-aware placement (controller_pipeline.cc)
     if (agents_[a].poll_in_flight)
       continue;
     agents_[a].poll_in_flight = true;

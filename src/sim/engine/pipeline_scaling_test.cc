@@ -1,6 +1,7 @@
 // Driving a PipelineScaler from the engine (issue 11): samples per stage, replica deltas placed
 // with the stage / key-stage / cached-on fields and drained, the stages' own scalers left idle,
-// and CPU workers that take cores, serve at GPU latency x cpu_slowdown and give the cores back.
+// and CPU workers that take cores, serve at GPU latency x cpu_slowdown and give the cores back;
+// and a policy without a pipeline scaler (has-gpu) scaling a loaded stage function on its own.
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
+#include "common/status.h"
+#include "core/perf/pipeline_profile.h"
+#include "core/registry/policy_registry.h"
 #include "sim/engine/engine_test_util.h"
 #include "sim/engine/testing/fake_pipeline.h"
 
@@ -162,6 +166,66 @@ TEST(PipelineScalingTest, DecisionForTheWrongStageCountFailsTheRun) {
   ASSERT_FALSE(out.ok());
   EXPECT_NE(std::string(out.status().message()).find("decided 3 stages"), std::string::npos)
       << out.status();
+}
+
+// The three papers on one workload (issue 11): a has-gpu stage function under load scales. A
+// QUART-style stage SLO is the stage's share of 1.5x the model's time, i.e. 1.5x the stage's own
+// whole-GPU time; HAS-GPU's capacity rule (core/hasgpu/capacity_model.h) counts a configuration
+// only when its batch latency is <= slo_fraction x SLO, so at the default 0.5 no configuration,
+// not even a whole GPU, qualifies: every capacity is 0 and the HybridAutoscaler never acts (the
+// cause of "has-gpu never acts on stage 0": 0 cold starts, 0 quota changes). With slo_fraction
+// 0.7 (<= 1.05x the stage's whole-GPU time) the stage under load scales out.
+struct HasGpuStageRun {
+  int64_t s0_cold_starts = 0;
+  int64_t s0_vertical = 0;
+  double s0_mean_queue = 0;
+};
+
+absl::StatusOr<HasGpuStageRun> RunHasGpuOnWhisper(const std::string& slo_fraction) {
+  core::PerfModel perf;
+  SLUICE_RETURN_IF_ERROR(core::AddPipelineStages(perf, "whisper-9b", 8, "stages"));
+  SimConfig c = testing::SmallConfig(4, 4);
+  c.horizon = absl::Seconds(40);
+  const std::vector<core::StageProfile> stages = *core::SplitPipeline("whisper-9b", 8, "stages");
+  const absl::Duration slo = 1.5 * core::FindPipelineModel("whisper-9b")->standalone_exec;
+  absl::Duration total;
+  for (const core::StageProfile& s : stages)
+    total += s.exec_batch1;
+  for (const core::StageProfile& s : stages) {
+    FunctionConfig f = StageFunction("w", s.index, 8, s.model_key, s.activation_out);
+    f.memory = s.gpu_memory;
+    f.max_instances = 6;
+    f.slo = slo * absl::FDivDuration(s.exec_batch1, total);  // as the pipeline loader splits it
+    c.functions.push_back(f);
+  }
+  // ~2.3x what one whole-GPU stage-0 replica serves (batch 1, ~9 ms).
+  c.functions[0].workload = testing::Poisson(250);
+  c.pipelines = {PipelineOf("w", c.functions, slo)};
+  std::vector<core::PolicyParam> params;
+  if (!slo_fraction.empty())
+    params.push_back({"slo_fraction", slo_fraction, 1});
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<core::PolicySet> policy,
+                          core::MakePolicySet("has-gpu", params, "test.yaml"));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e,
+                          Engine::Create(c, std::move(policy), "has-gpu", WorkloadVariant{}, perf,
+                                         "test.yaml", nullptr));
+  SLUICE_ASSIGN_OR_RETURN(RunResult r, e->Run());
+  HasGpuStageRun out;
+  out.s0_cold_starts = r.functions[0].cold_starts;
+  out.s0_vertical = r.functions[0].vertical_scalings;
+  out.s0_mean_queue = r.pipelines[0].stages[0].mean_queue_length;
+  return out;
+}
+
+TEST(PipelineScalingTest, HasGpuScalesALoadedStageWhenItsSloAdmitsAWholeGpu) {
+  absl::StatusOr<HasGpuStageRun> stuck = RunHasGpuOnWhisper("");
+  ASSERT_TRUE(stuck.ok()) << stuck.status();
+  EXPECT_EQ(stuck->s0_cold_starts, 0) << "default slo_fraction 0.5: no configuration qualifies";
+  EXPECT_EQ(stuck->s0_vertical, 0);
+  absl::StatusOr<HasGpuStageRun> fair = RunHasGpuOnWhisper("0.7");
+  ASSERT_TRUE(fair.ok()) << fair.status();
+  EXPECT_GE(fair->s0_cold_starts, 1) << "stage 0 under 2.3x its load gets more pods";
+  EXPECT_LT(fair->s0_mean_queue, stuck->s0_mean_queue / 4);
 }
 
 }  // namespace

@@ -272,7 +272,23 @@ http::Router FakeAgent::MakeRouter() {
            [this](http::Request& req, http::Responder respond) {
              HandleDelete(req, std::move(respond));
            });
+  r.Handle("GET", "/agent/v1/params", [this](http::Request&, http::Responder respond) {
+    absl::MutexLock lock(&mu_);
+    if (!params_models_) {
+      respond(http::ErrorResponse(404, "no parameter store"));
+      return;
+    }
+    nlohmann::json models = nlohmann::json::array();
+    for (const std::string& m : *params_models_)
+      models.push_back({{"model", m}, {"ready", true}, {"bytes", 1}, {"pins", 0}});
+    respond(http::JsonResponse(200, nlohmann::json{{"models", models}}.dump()));
+  });
   return r;
+}
+
+void FakeAgent::SetParamsModels(std::vector<std::string> models) {
+  absl::MutexLock lock(&mu_);
+  params_models_ = std::move(models);
 }
 
 }  // namespace sluice::runtime

@@ -106,6 +106,9 @@ class FakeAgent {
   void SetLlmStats(int64_t id, int64_t prompt_tokens_total, int64_t generated_tokens_total,
                    int64_t kv_used_tokens);
   void SetRefuseRole(int64_t id, bool refuse);
+  // What GET /agent/v1/params lists as ready in its parameter store (before the first call the
+  // route answers 404, as an agent without a store does).
+  void SetParamsModels(std::vector<std::string> models);
 
  private:
   FakeAgent() = default;
@@ -131,6 +134,7 @@ class FakeAgent {
   int trials_ ABSL_GUARDED_BY(mu_) = 0;
   int quota_puts_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<FakeQuotaPut> quota_put_log_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::vector<std::string>> params_models_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::runtime
