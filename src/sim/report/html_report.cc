@@ -50,7 +50,7 @@ std::string ChartsWithPrefix(const std::vector<ReportChart>& charts, const std::
 std::string ComparisonTable(const ReportData& data) {
   std::vector<std::pair<double, double>> xy;
   for (const ReportRun& r : data.runs) xy.emplace_back(r.mean_gpus, r.svr.value_or(NAN));
-  const std::vector<bool> front = ParetoFront(xy);
+  const std::vector<bool> front = WorkloadFronts(data, xy);
   std::string out = "<table><tr><th>run</th><th>SLO violation rate</th><th>GPU-seconds</th>"
                     "<th>cost (USD)</th><th>mean GPUs</th><th>Pareto front</th></tr>";
   for (size_t i = 0; i < data.runs.size(); ++i) {

@@ -236,16 +236,18 @@ ScatterChartSpec Comparison(const ReportData& data, bool pareto) {
                       : (costed ? "SLO violation rate vs cost" : "SLO violation rate vs GPU time");
   spec.x_label = pareto ? "mean active GPUs" : (costed ? "cost (USD)" : "GPU time (GPU-s)");
   spec.y_label = "SLO violation rate (%)";
-  spec.note = "one point per run; lower left is better";
+  const bool by_workload = data.MultipleWorkloads();
+  spec.note = by_workload ? "one point per run; Pareto front per workload; lower left is better"
+                          : "one point per run; lower left is better";
   std::vector<std::pair<double, double>> xy;
   for (const ReportRun& r : data.runs) {
     const double x = pareto ? r.mean_gpus : (costed ? r.cost_usd : r.gpu_seconds);
     xy.emplace_back(x, r.svr.has_value() ? *r.svr * 100 : NAN);
   }
-  const std::vector<bool> front = ParetoFront(xy);
+  const std::vector<bool> front = WorkloadFronts(data, xy);
   for (size_t i = 0; i < xy.size(); ++i) {
-    spec.points.push_back({data.runs[i].Label(data.MultipleWorkloads()), xy[i].first,
-                           xy[i].second, front[i]});
+    spec.points.push_back({data.runs[i].Label(by_workload), xy[i].first, xy[i].second, front[i],
+                           data.runs[i].workload});
   }
   return spec;
 }

@@ -227,6 +227,26 @@ absl::StatusOr<ReportData> LoadReportDir(const std::string& dir) {
   return data;
 }
 
+std::vector<bool> WorkloadFronts(const ReportData& data,
+                                 std::span<const std::pair<double, double>> points) {
+  std::vector<bool> front(points.size(), false);
+  std::vector<bool> done(points.size(), false);
+  for (size_t i = 0; i < points.size() && i < data.runs.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<size_t> members;
+    std::vector<std::pair<double, double>> group;
+    for (size_t k = i; k < points.size() && k < data.runs.size(); ++k) {
+      if (data.runs[k].workload != data.runs[i].workload) continue;
+      members.push_back(k);
+      group.push_back(points[k]);
+      done[k] = true;
+    }
+    const std::vector<bool> f = ParetoFront(group);
+    for (size_t m = 0; m < members.size(); ++m) front[members[m]] = f[m];
+  }
+  return front;
+}
+
 std::vector<bool> ParetoFront(std::span<const std::pair<double, double>> points) {
   std::vector<bool> front(points.size(), false);
   for (size_t i = 0; i < points.size(); ++i) {

@@ -90,6 +90,11 @@ absl::StatusOr<ReportData> LoadReportDir(const std::string& dir);
 // the front. Ties (identical points) are all on the front.
 std::vector<bool> ParetoFront(std::span<const std::pair<double, double>> points);
 
+// ParetoFront within each workload of `data` (points parallel to data.runs): policies are
+// compared under the same workload only.
+std::vector<bool> WorkloadFronts(const ReportData& data,
+                                 std::span<const std::pair<double, double>> points);
+
 }  // namespace sluice::sim
 
 #endif  // SLUICE_SIM_REPORT_REPORT_DATA_H_

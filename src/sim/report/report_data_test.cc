@@ -114,6 +114,20 @@ TEST(ReportDataTest, LoadsOnlyTheTopFunctionsColumns) {
   EXPECT_GE(t.Column("f4_rps"), 0);
 }
 
+TEST(ReportDataTest, FrontsAreTakenWithinEachWorkload) {
+  ReportData d;
+  for (const char* w : {"a", "b", "a", "b"}) {
+    ReportRun r;
+    r.policy = "p";
+    r.workload = w;
+    d.runs.push_back(r);
+  }
+  // Workload b's runs are worse than a's on both axes, yet both make b's own front.
+  const std::vector<std::pair<double, double>> pts = {{1, 1}, {5, 5}, {2, 2}, {6, 4}};
+  EXPECT_THAT(WorkloadFronts(d, pts), ::testing::ElementsAre(true, true, false, true));
+  EXPECT_THAT(ParetoFront(pts), ::testing::ElementsAre(true, false, false, false));
+}
+
 TEST(ReportDataTest, ParetoFrontHandlesTiesAndNaN) {
   const std::vector<std::pair<double, double>> pts = {{1, 5}, {2, 1}, {3, 4}, {1, 5}, {NAN, 0}};
   EXPECT_THAT(ParetoFront(pts), ::testing::ElementsAre(true, true, false, true, false));

@@ -263,15 +263,21 @@ std::string RenderScatterChart(const ScatterChartSpec& spec) {
   for (const ScatterPoint& p : spec.points) {
     if (p.on_front && std::isfinite(p.x) && std::isfinite(p.y)) front.push_back(p);
   }
-  std::sort(front.begin(), front.end(),
-            [](const ScatterPoint& a, const ScatterPoint& b) { return a.x < b.x; });
-  if (front.size() > 1) {
+  std::stable_sort(front.begin(), front.end(), [](const ScatterPoint& a, const ScatterPoint& b) {
+    return a.group != b.group ? a.group < b.group : a.x < b.x;
+  });
+  for (size_t lo = 0; lo < front.size();) {
+    size_t hi = lo;
     std::string points;
-    for (const ScatterPoint& p : front) {
-      absl::StrAppend(&points, points.empty() ? "" : " ", Num(f.X(p.x)), ",", Num(f.Y(p.y)));
+    for (; hi < front.size() && front[hi].group == front[lo].group; ++hi) {
+      absl::StrAppend(&points, points.empty() ? "" : " ", Num(f.X(front[hi].x)), ",",
+                      Num(f.Y(front[hi].y)));
     }
-    absl::StrAppend(&out, "<polyline class=\"front\" fill=\"none\" stroke=\"#333\" "
-                    "stroke-dasharray=\"4 3\" points=\"", points, "\"/>");
+    if (hi - lo > 1) {
+      absl::StrAppend(&out, "<polyline class=\"front\" fill=\"none\" stroke=\"#333\" "
+                      "stroke-dasharray=\"4 3\" points=\"", points, "\"/>");
+    }
+    lo = hi;
   }
   for (size_t i = 0; i < spec.points.size(); ++i) {
     const ScatterPoint& p = spec.points[i];

@@ -42,12 +42,14 @@ struct BarChartSpec {
   std::vector<BarSeries> series;
 };
 
-// A labelled point; `on_front` points are drawn filled and joined by the front line.
+// A labelled point; `on_front` points are drawn filled and joined by a front line, one line per
+// `group` (e.g. per workload: policies are compared within a workload).
 struct ScatterPoint {
   std::string label;
   double x = 0;
   double y = 0;
   bool on_front = false;
+  std::string group;
 };
 
 struct ScatterChartSpec {

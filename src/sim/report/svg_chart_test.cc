@@ -69,12 +69,18 @@ TEST(SvgChartTest, BarChartDrawsEachFiniteValue) {
 
 TEST(SvgChartTest, ScatterMarksTheFront) {
   ScatterChartSpec spec{"p", "pareto", "GPUs", "SVR", "", {}};
-  spec.points = {{"a", 1, 5, true}, {"b", 2, 1, true}, {"c", 3, 4, false}};
-  const std::string svg = RenderScatterChart(spec);
+  spec.points = {{"a", 1, 5, true, "w"}, {"b", 2, 1, true, "w"}, {"c", 3, 4, false, "w"}};
+  std::string svg = RenderScatterChart(spec);
   EXPECT_EQ(Count(svg, "data-front=\"1\""), 2u);
   EXPECT_EQ(Count(svg, "class=\"front\""), 1u);
   EXPECT_EQ(Count(svg, "<circle"), 3u);
   EXPECT_EQ(XmlError(svg), "");
+  // One front line per group (workload); a group with a single front point draws none.
+  spec.points.push_back({"d", 4, 6, true, "v"});
+  spec.points.push_back({"e", 5, 2, true, "v"});
+  spec.points.push_back({"f", 6, 9, true, "u"});
+  svg = RenderScatterChart(spec);
+  EXPECT_EQ(Count(svg, "class=\"front\""), 2u);
 }
 
 }  // namespace
