@@ -50,6 +50,7 @@ struct AgentDaemon::Impl {
     Family<Gauge>* restarts = nullptr;        // {function, instance}
     Family<Gauge>* instances = nullptr;       // {state}
     Family<Gauge>* tokens = nullptr;          // {gpu}
+    Family<Gauge>* share_state = nullptr;     // {gpu, state}: 1 for the current state
   } gauges;
   bool stopped = false;
   absl::Mutex mu;

@@ -239,7 +239,7 @@ TEST_F(AgentDaemonTest, QuotaPutReachesTheTokenServerSlot) {
   EXPECT_EQ(Json::parse(r.body)["limit"], 0.4);
   EXPECT_EQ(Send("PUT", "/agent/v1/instances/4/quota", R"({"limit": 7})").status, 400);
   http::Response m = Send("GET", "/metrics", "");
-  EXPECT_THAT(m.body, HasSubstr("sluice_agent_instance_sm_share{function=\"spin\",instance=\"4\"}"));
+  EXPECT_THAT(m.body, HasSubstr("sluice_agent_instance_sm_share{function=\"spin\",instance_id=\"4\"}"));
   EXPECT_EQ(Send("DELETE", "/agent/v1/instances/4?drain_ms=0", "").status, 202);
   WaitState(4, "stopped");
 }
@@ -273,7 +273,7 @@ TEST_F(AgentDaemonTest, TimeQuotaIsAppliedLiveAndReported) {
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body, HasSubstr("'time_quota'"));
   EXPECT_THAT(Send("GET", "/metrics", "").body,
-              HasSubstr("sluice_agent_instance_time_quota{function=\"tq\",instance=\"8\"} 0.8"));
+              HasSubstr("sluice_agent_instance_time_quota{function=\"tq\",instance_id=\"8\"} 0.8"));
   EXPECT_EQ(Send("DELETE", "/agent/v1/instances/8?drain_ms=0", "").status, 202);
   WaitState(8, "stopped");
 }

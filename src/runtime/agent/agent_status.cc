@@ -32,7 +32,8 @@ double AgentDaemon::Impl::TokensPerPeriod(const InstanceStatus& s) const {
 }
 
 absl::Status AgentDaemon::Impl::CreateMetrics() {
-  const std::vector<std::string> inst = {"function", "instance"};
+  // `instance_id`, not `instance`: Prometheus attaches its own `instance` (the scrape target).
+  const std::vector<std::string> inst = {"function", "instance_id"};
   SLUICE_ASSIGN_OR_RETURN(gauges.sm_share,
                           metrics.AddGauge("sluice_agent_instance_sm_share",
                                            "SM-share token budget this period (before the time "
@@ -63,6 +64,11 @@ absl::Status AgentDaemon::Impl::CreateMetrics() {
                           metrics.AddGauge("sluice_agent_gpu_tokens_per_period",
                                            "Kernel blocks the GPU's token server hands out per "
                                            "period", {"gpu"}));
+  SLUICE_ASSIGN_OR_RETURN(gauges.share_state,
+                          metrics.AddGauge("sluice_agent_gpu_share_state",
+                                           "1 for the GPU token server's current vertical-scaling "
+                                           "state (NONE, EMERGENCY, RECOVERY, CONTENTION), else 0",
+                                           {"gpu", "state"}));
   return absl::OkStatus();
 }
 
@@ -120,7 +126,10 @@ Json AgentDaemon::Impl::GpuJson(const AgentGpu& g) const {
 
 http::Response AgentDaemon::Impl::Node() {
   Json gj = Json::array(), ij = Json::array();
-  for (const AgentGpu& g : gpus) gj.push_back(GpuJson(g));
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    gj.push_back(GpuJson(gpus[i]));
+    if (i < token_servers.size()) gj.back()["share_state"] = token_servers[i]->share_state();
+  }
   for (const InstanceStatus& s : supervisor->List()) ij.push_back(InstanceJson(s));
   Json j = {{"node", options.node_name}, {"device", device}, {"gpus", gj}, {"instances", ij}};
   return http::JsonResponse(200, j.dump());
@@ -143,8 +152,13 @@ http::Response AgentDaemon::Impl::Metrics() {
   for (InstanceState st : kStates) {
     SetGauge(gauges.instances, {InstanceStateName(st)}, by_state[static_cast<size_t>(st)]);
   }
-  for (const AgentGpu& g : gpus) {
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const AgentGpu& g = gpus[i];
     SetGauge(gauges.tokens, {g.info.uuid}, static_cast<double>(g.tokens_per_period));
+    const std::string state = i < token_servers.size() ? token_servers[i]->share_state() : "NONE";
+    for (const char* s : {"NONE", "EMERGENCY", "RECOVERY", "CONTENTION"}) {
+      SetGauge(gauges.share_state, {g.info.uuid, s}, state == s ? 1 : 0);
+    }
   }
   http::Response r;
   r.content_type = "text/plain; version=0.0.4";

@@ -294,6 +294,11 @@ std::vector<SlotView> TokenServer::Slots() const {
   return out;
 }
 
+std::string TokenServer::share_state() const {
+  absl::MutexLock lock(&mu_);
+  return std::string(controller_->state_name());
+}
+
 uint64_t TokenServer::periods_run() const {
   absl::MutexLock lock(&mu_);
   return periods_run_;

@@ -128,6 +128,10 @@ class TokenServer {
   const GpuSegment& segment() const { return *segment_; }
   std::vector<SlotView> Slots() const;
   uint64_t periods_run() const;
+  // The vertical controller's GPU-wide state name (core::VerticalController::state_name():
+  // "NONE", or Dilu's "EMERGENCY" / "RECOVERY" / "CONTENTION"), as of the last period.
+  // Thread-safe; for the agent's metrics and node JSON.
+  std::string share_state() const;
 
  private:
   struct SlotBook {  // server-private state of one slot

@@ -2,18 +2,24 @@
 // (docs/platform.md); error answers {"error": {"message"}} are printed as their message.
 #include "runtime/cli/client_commands.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 
+#include "common/progress_line.h"
 #include "common/status.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/daemons_file.h"
 #include "runtime/http/http.h"
+#include "runtime/loadgen/load_out.h"
 #include "runtime/loadgen/load_runner.h"
 #include "runtime/loadgen/trace.h"
 #include "runtime/spec/function_spec.h"
@@ -282,12 +288,27 @@ int RunLoadCommand(const ClientFlags& c, const LoadFlags& f) {
                 o.arrivals.size(), f.function.c_str(), absl::ToDoubleSeconds(o.duration));
     std::fflush(stdout);
   }
+  // A live line on a terminal only: piped or redirected stderr stays quiet.
+  std::unique_ptr<common::ProgressLine> line;
+  if (isatty(STDERR_FILENO) == 1) {
+    line = std::make_unique<common::ProgressLine>(std::cerr);
+    o.on_progress = [l = line.get()](const LoadProgress& p) {
+      l->Update(absl::Now(), FormatLoadProgress(p));
+    };
+  }
   absl::StatusOr<LoadReport> report = RunLoad(o);
+  if (line != nullptr) line->Finish();
   if (!report.ok()) {
     std::fprintf(stderr, "sluice load: %s\n", std::string(report.status().message()).c_str());
     return absl::IsInvalidArgument(report.status()) ? 2 : 1;
   }
   std::printf("%s\n", f.json ? ReportJson(*report).c_str() : ReportText(*report).c_str());
+  if (!f.out_dir.empty()) {
+    if (absl::Status s = WriteLoadOutputDir(f.out_dir, *report); !s.ok()) {
+      std::fprintf(stderr, "sluice load: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
   return 0;
 }
 

@@ -40,6 +40,7 @@ struct LoadFlags {
   uint64_t seed = 1;
   double grace_s = 10;
   bool json = false;
+  std::string out_dir;  // when set: summary.json + timeline CSV for `sluice sim plot` (load_out.h)
 };
 int RunLoadCommand(const ClientFlags& c, const LoadFlags& f);
 

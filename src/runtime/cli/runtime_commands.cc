@@ -188,6 +188,8 @@ void RegisterLoad(CLI::App& app, int& exit_code) {
   load->add_option("--grace-s", l.grace_s, "wait this long for answers after the last send")
       ->capture_default_str();
   load->add_flag("--json", l.json, "print one JSON object");
+  load->add_option("--out", l.out_dir,
+                   "write summary.json and a timeline CSV here (`sluice sim plot DIR` draws them)");
   AddClientFlags(*load, f->c);
   load->callback([f, &exit_code] { exit_code = runtime::RunLoadCommand(f->c, f->load); });
 }

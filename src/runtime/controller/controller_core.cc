@@ -32,6 +32,9 @@ ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop
   functions_metric_ =
       *metrics_.AddGauge("sluice_controller_functions", "Functions by state", {"state"});
   version_metric_ = *metrics_.AddGauge("sluice_controller_routes_version", "Routes version", {});
+  active_gpus_metric_ = *metrics_.AddGauge(
+      "sluice_controller_active_gpus", "GPUs holding at least one instance (Dilu's active GPUs)",
+      {});
 }
 
 ControllerCore::~ControllerCore() {

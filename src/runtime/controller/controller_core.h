@@ -261,6 +261,7 @@ class ControllerCore {
   Family<Gauge>* instances_metric_ = nullptr;
   Family<Gauge>* functions_metric_ = nullptr;
   Family<Gauge>* version_metric_ = nullptr;
+  Family<Gauge>* active_gpus_metric_ = nullptr;  // GPUs holding at least one instance
   std::map<std::vector<std::string>, bool> instance_series_;  // label sets set so far
 
   std::atomic<bool> stopping_{false};

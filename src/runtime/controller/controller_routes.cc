@@ -306,6 +306,11 @@ std::string ControllerCore::RenderMetrics() {
     (*functions_metric_->WithLabels({FunctionStateName(s)}))->Set(n);
   }
   (*version_metric_->WithLabels({}))->Set(static_cast<double>(routes_version_));
+  std::set<int64_t> active;  // GPU ids (cluster-wide) holding an instance
+  for (const auto& [id, i] : instances_) {
+    for (const common::GpuId g : i.gpus) active.insert(static_cast<int64_t>(g.value()));
+  }
+  (*active_gpus_metric_->WithLabels({}))->Set(static_cast<double>(active.size()));
   return metrics_.Render();
 }
 

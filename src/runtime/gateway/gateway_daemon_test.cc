@@ -148,7 +148,7 @@ TEST(GatewayDaemonTest, ReportsLoadAndExposesTheDocumentedMetricFamilies) {
         "sluice_gateway_queue_length", "sluice_gateway_batch_size_bucket",
         "sluice_gateway_instances{function=\"f\",state=\"ready\"} 1",
         "sluice_gateway_cold_starts_total",
-        "sluice_instance_sm_share{function=\"f\",instance=\"1\"}", "sluice_instance_sm_request",
+        "sluice_instance_sm_share{function=\"f\",instance_id=\"1\"}", "sluice_instance_sm_request",
         "sluice_instance_sm_limit"}) {
     EXPECT_NE(m->body.find(family), std::string::npos) << family << "\n" << m->body;
   }

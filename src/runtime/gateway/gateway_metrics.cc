@@ -41,15 +41,16 @@ GatewayMetrics::GatewayMetrics() {
   tpot_ = Must(registry_.AddHistogram("sluice_gateway_tpot_seconds",
                                       "LLM functions: mean time per output token after the first",
                                       {"function"}, DefaultLatencyBucketsSeconds()));
+  // `instance_id`, not `instance`: Prometheus attaches its own `instance` (the scrape target).
   sm_share_ = Must(registry_.AddGauge("sluice_instance_sm_share",
                                       "SM share the instance received last period (0..1)",
-                                      {"function", "instance"}));
+                                      {"function", "instance_id"}));
   sm_request_ =
       Must(registry_.AddGauge("sluice_instance_sm_request",
-                              "SM request quota of the instance (0..1)", {"function", "instance"}));
+                              "SM request quota of the instance (0..1)", {"function", "instance_id"}));
   sm_limit_ =
       Must(registry_.AddGauge("sluice_instance_sm_limit", "SM limit quota of the instance (0..1)",
-                              {"function", "instance"}));
+                              {"function", "instance_id"}));
 }
 
 FunctionMetrics& GatewayMetrics::ForFunction(const std::string& function) {

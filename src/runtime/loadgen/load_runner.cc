@@ -88,7 +88,22 @@ class LoadRun {
     t0_ = loop_.Now();
     loop_.RunAt(t0_ + o_.duration + o_.grace, [this] { Finish(); });
     Sample();
+    if (o_.on_progress) Progress();
     IssueDue();
+  }
+
+  // The live line: counts so far and the p99 of the ok answers (nearest rank, as the report).
+  void Progress() {
+    if (finished_) return;
+    o_.on_progress(Snapshot());
+    loop_.RunAfter(o_.progress_period, [this] { Progress(); });
+  }
+
+  LoadProgress Snapshot() const {
+    LoadProgress p{o_.function, loop_.Now() - t0_, o_.duration, static_cast<int64_t>(next_),
+                   static_cast<int64_t>(ok_latencies_.size()), errors_, std::nullopt};
+    if (!ok_latencies_.empty()) p.p99 = Percentile(ok_latencies_, 99);
+    return p;
   }
 
   // Sends every request whose time has come, then sleeps until the next one.
@@ -124,7 +139,13 @@ class LoadRun {
     o.latency = loop_.Now() - t0_ - o.sent_at;
     if (r.ok()) {
       o.status = r->status;
+      if (r->status / 100 == 2) {
+        ok_latencies_.push_back(o.latency);
+      } else {
+        ++errors_;
+      }
     } else {
+      ++errors_;
       o.error = absl::IsDeadlineExceeded(r.status()) ? "timeout" : "unavailable";
     }
     MaybeFinish();
@@ -166,6 +187,7 @@ class LoadRun {
       outcomes_[i].latency = now - outcomes_[i].sent_at;
       outcomes_[i].error = "timeout";
     }
+    if (o_.on_progress) o_.on_progress(Snapshot());
     done_.Notify();
   }
 
@@ -180,6 +202,8 @@ class LoadRun {
   bool finished_ = false;
   std::vector<Outcome> outcomes_;
   std::vector<bool> answered_;
+  std::vector<absl::Duration> ok_latencies_;  // of the 2xx answers, for the live p99
+  int64_t errors_ = 0;                        // answers other than 2xx and transport failures
   std::vector<TimelineSample> timeline_;
   absl::Notification done_;
 };

@@ -5,12 +5,14 @@
 #ifndef SLUICE_RUNTIME_LOADGEN_LOAD_RUNNER_H_
 #define SLUICE_RUNTIME_LOADGEN_LOAD_RUNNER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "runtime/loadgen/progress.h"
 #include "runtime/loadgen/report.h"
 
 namespace sluice::runtime {
@@ -26,6 +28,10 @@ struct LoadOptions {
   // "timeout". Each request is also sent with this as its client timeout.
   absl::Duration grace = absl::Seconds(10);
   absl::Duration sample_period = absl::Milliseconds(100);
+  // The live line (`sluice load` on a terminal): called on the runner's loop thread every
+  // `progress_period` while requests are being sent or awaited, and once at the end. Null: never.
+  std::function<void(const LoadProgress&)> on_progress;
+  absl::Duration progress_period = absl::Milliseconds(250);
 };
 
 // Runs the load and returns the report. Errors before any request is sent: InvalidArgument for

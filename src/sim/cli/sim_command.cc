@@ -2,11 +2,14 @@
 // Status-returning code so that tests call it directly.
 #include "sim/cli/sim_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <string>
+
+#include <unistd.h>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -14,8 +17,11 @@
 #include "core/perf/perf_model.h"
 #include "sim/cli/llm_command.h"
 #include "sim/cli/llm_profile_command.h"
+#include "sim/cli/plot_command.h"
 #include "sim/cli/predict_command.h"
 #include "sim/cli/profile_command.h"
+#include "sim/cli/sim_progress.h"
+#include "sim/engine/sample_observer.h"
 #include "sim/experiment/experiment_loader.h"
 #include "sim/experiment/experiment_runner.h"
 #include "sim/experiment/report.h"
@@ -23,6 +29,7 @@
 #include "sim/placement/placement_experiment.h"
 #include "sim/placement/placement_report.h"
 #include "sim/predictor/rapp_data.h"
+#include "sim/report/html_report.h"
 #include "sim/workload/file_io.h"
 
 namespace sluice::sim {
@@ -63,8 +70,8 @@ absl::Status RunPlacement(const SimRunOptions& options, std::ostream& out) {
   return absl::OkStatus();
 }
 
-// Everything but printing the error, so that each failure has one exit path.
-absl::Status Run(const SimRunOptions& options, std::ostream& out) {
+// Everything but printing the error and the report, so that each failure has one exit path.
+absl::Status RunKind(const SimRunOptions& options, std::ostream& out) {
   if (options.event_log && options.out_dir.empty()) {
     return absl::InvalidArgumentError("--event-log needs --out DIR");
   }
@@ -82,8 +89,21 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   SLUICE_RETURN_IF_ERROR(RegisterPipelineModels(config, *perf));  // QUART's stage models
   if (options.seed.has_value()) config.seed = *options.seed;
   SLUICE_RETURN_IF_ERROR(SelectPolicies(options.policies, config));
-  SLUICE_ASSIGN_OR_RETURN(ExperimentOutput output,
-                          RunExperiment(config, *perf, options.experiment, options.event_log));
+  std::unique_ptr<SimProgressMeter> meter;
+  SampleObserver observer;
+  if (options.progress != nullptr && options.wall_clock) {
+    const int runs = static_cast<int>(std::max<size_t>(1, config.workloads.size()) *
+                                      config.policies.size());
+    meter = std::make_unique<SimProgressMeter>(*options.progress, options.wall_clock, runs,
+                                               config.horizon);
+    observer = [m = meter.get()](absl::Duration t, int64_t e) { m->OnSample(t, e); };
+  }
+  absl::StatusOr<ExperimentOutput> ran = [&] {
+    ScopedSampleObserver scope(meter != nullptr ? &observer : nullptr);
+    return RunExperiment(config, *perf, options.experiment, options.event_log);
+  }();
+  if (meter != nullptr) meter->Finish();
+  SLUICE_ASSIGN_OR_RETURN(ExperimentOutput output, std::move(ran));
   if (!options.out_dir.empty()) {
     SLUICE_RETURN_IF_ERROR(
         WriteOutputDir(options.out_dir, config, output.runs, loaded.profiles));
@@ -91,6 +111,17 @@ absl::Status Run(const SimRunOptions& options, std::ostream& out) {
   }
   out << (options.json ? SummaryJsonText(config, output.runs, loaded.profiles)
                        : SummaryTable(config, output.runs, loaded.profiles));
+  out.flush();
+  return absl::OkStatus();
+}
+
+// Runs the experiment, then draws DIR/report.html from what --out wrote (src/sim/report); the
+// table names it, --json output stays pure JSON.
+absl::Status Run(const SimRunOptions& options, std::ostream& out) {
+  SLUICE_RETURN_IF_ERROR(RunKind(options, out));
+  if (options.out_dir.empty()) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(const std::string report, WriteReport(options.out_dir));
+  if (!options.json) out << "\nreport: " << report << "\n";
   out.flush();
   return absl::OkStatus();
 }
@@ -130,17 +161,20 @@ void RegisterSim(CLI::App& app, int& exit_code, std::function<absl::Time()> wall
   CLI::Option* seed_opt = run->add_option("--seed", *seed, "random seed (overrides the file's)")
                               ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   run->add_flag("--json", options->json, "print the JSON summary instead of the table");
-  run->add_option("--out", options->out_dir, "write summary.json and CSV timelines here");
+  run->add_option("--out", options->out_dir,
+                  "write summary.json, CSV timelines, report.html and pareto.svg here");
   run->add_option("--policy", options->policies, "run only this policy (label or name); repeat");
   run->add_flag("--event-log", options->event_log, "with --out: write each run's event log");
   run->callback([options, seed, seed_opt, &exit_code] {
     SimRunOptions o = *options;
     if (seed_opt->count() > 0) o.seed = static_cast<uint64_t>(*seed);
+    if (isatty(STDERR_FILENO) == 1) o.progress = &std::cerr;  // quiet when piped
     exit_code = RunSimCommand(o, std::cout, std::cerr);
   });
   RegisterSimProfile(*sim, exit_code);
   RegisterSimPredict(*sim, exit_code);
   RegisterSimLlmProfile(*sim, exit_code);
+  RegisterSimPlot(*sim, exit_code);
 }
 
 }  // namespace sluice::sim

@@ -34,6 +34,9 @@ struct SimRunOptions {
   // wall_s and events_per_s; null (tests, and src/sim itself, which reads no clock) leaves them
   // 0 / null. Given by the binary (src/cli).
   std::function<absl::Time()> wall_clock;
+  // When set (the binary sets std::cerr when stderr is a terminal) and wall_clock is given:
+  // one self-rewriting progress line per simulation experiment (sim_progress.h). Null: quiet.
+  std::ostream* progress = nullptr;
 };
 
 // Runs the command: the report goes to `out`, errors to `err` as one line each. Returns the

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "core/serving/scale_in.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/sample_observer.h"
 
 namespace sluice::sim {
 namespace {
@@ -281,6 +282,9 @@ void Engine::ReleaseResources(Instance& inst) {
 
 void Engine::Sample() {
   const absl::Time now = env_.Now();
+  if (const SampleObserver* observer = CurrentSampleObserver()) {  // progress display only
+    (*observer)(now - start_, static_cast<int64_t>(env_.events_run()));
+  }
   const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
   std::vector<int> counts(fns_.size(), 0);
   std::vector<double> rps(fns_.size(), 0.0);
