@@ -206,6 +206,7 @@ void AgentDaemon::Impl::Shutdown() {
   if (supervisor) supervisor->StopAll();
   supervisor.reset();  // before the probe and client it borrows
   if (loop) loop->Stop();
+  join.reset();  // the node leaves the cluster now rather than when its lease runs out
   params.reset();  // after the server: no handler can reach it
   probe.reset();
   client.reset();
@@ -240,6 +241,15 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentOptio
     SLUICE_ASSIGN_OR_RETURN(impl.params, AgentParams::Start(ParamsConfigOf(options)));
   }
   SLUICE_RETURN_IF_ERROR(StartApi(impl));
+  if (!options.join.empty()) {  // issue 12: announce this node to the cluster's controllers
+    const NodeRecord record{options.node_name,
+                            options.advertise.empty()
+                                ? absl::StrCat(options.host, ":", impl.server->port())
+                                : options.advertise,
+                            static_cast<int>(impl.gpus.size()), impl.device};
+    SLUICE_ASSIGN_OR_RETURN(impl.join,
+                            NodeJoin::Start(options.join, *impl.loop, record, options.node_ttl));
+  }
   return daemon;
 }
 

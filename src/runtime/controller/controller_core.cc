@@ -32,6 +32,11 @@ ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop
   functions_metric_ =
       *metrics_.AddGauge("sluice_controller_functions", "Functions by state", {"state"});
   version_metric_ = *metrics_.AddGauge("sluice_controller_routes_version", "Routes version", {});
+  replaced_metric_ = *metrics_.AddCounter("sluice_controller_instances_replaced_total",
+                                          "Instances lost with their node", {"function"});
+  replacement_seconds_metric_ =
+      *metrics_.AddGauge("sluice_controller_replacement_seconds",
+                         "Node lost -> replacement ready, latest", {"function"});
 }
 
 ControllerCore::~ControllerCore() {
