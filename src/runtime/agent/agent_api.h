@@ -18,6 +18,7 @@
 #include "runtime/agent/http_probe.h"
 #include "runtime/agent/instance_record.h"
 #include "runtime/agent/instance_supervisor.h"
+#include "runtime/agent/node_join.h"
 #include "runtime/agent/registration_server.h"
 #include "runtime/agent/token_server.h"
 #include "runtime/common/loop_env.h"
@@ -40,6 +41,7 @@ struct AgentDaemon::Impl {
   std::unique_ptr<InstanceSupervisor> supervisor;
   std::unique_ptr<http::Server> server;
   std::unique_ptr<AgentParams> params;  // null when params_capacity_bytes is 0
+  std::unique_ptr<NodeJoin> join;       // null without options.join (node_join.h)
   Registry metrics;
   struct Gauges {  // families of `metrics`, created by Start
     Family<Gauge>* sm_share = nullptr;        // {function, instance}

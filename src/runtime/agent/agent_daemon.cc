@@ -212,6 +212,7 @@ void AgentDaemon::Impl::Shutdown() {
   std::filesystem::remove(records_path(), ec);
   std::filesystem::remove(emulated_gpus_path(), ec);
   if (loop) loop->Stop();
+  join.reset();  // the node leaves the cluster now rather than when its lease runs out
   params.reset();  // after the server: no handler can reach it
   probe.reset();
   client.reset();
@@ -251,6 +252,15 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentOptio
       ReadInstanceRecords(impl.records_path());  // before the supervisor rewrites the file
   SLUICE_RETURN_IF_ERROR(StartApi(impl));
   impl.AdoptInstances(records);
+  if (!options.join.empty()) {  // issue 12: announce this node to the cluster's controllers
+    const NodeRecord record{options.node_name,
+                            options.advertise.empty()
+                                ? absl::StrCat(options.host, ":", impl.server->port())
+                                : options.advertise,
+                            static_cast<int>(impl.gpus.size()), impl.device};
+    SLUICE_ASSIGN_OR_RETURN(impl.join,
+                            NodeJoin::Start(options.join, *impl.loop, record, options.node_ttl));
+  }
   return daemon;
 }
 

@@ -52,6 +52,13 @@ struct AgentOptions {
   std::string params_pretouch = "none";
   bool params_huge_pages = false;
   std::string params_token;
+  // Joining a cluster (issue 12, runtime/agent/node_join.h): the store URI (etcd://HOST:PORT,
+  // sqlite:PATH; empty: no registration, the controller lists this agent itself), the lease
+  // ttl (>= 1 s; renewed every ttl/3) and the "host:port" the controller reaches this agent at
+  // (empty: host:port).
+  std::string join;
+  absl::Duration node_ttl = absl::Seconds(3);
+  std::string advertise;
 };
 
 // One GPU as the agent serves it.

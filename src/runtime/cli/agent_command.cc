@@ -21,6 +21,7 @@ struct AgentFlags {
   int64_t period_us = absl::ToInt64Microseconds(o.period);
   int64_t health_interval_ms = absl::ToInt64Milliseconds(o.health_interval);
   double start_timeout_s = absl::ToDoubleSeconds(o.start_timeout);
+  int64_t node_ttl_ms = absl::ToInt64Milliseconds(o.node_ttl);
 };
 
 // "LO-HI" -> {LO, HI}; false when malformed.
@@ -59,6 +60,11 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
                 "parameter store arena: start | background | none")
       ->capture_default_str();
   c->add_flag("--params-huge-pages", f->o.params_huge_pages, "arena in huge pages");
+  c->add_option("--join", f->o.join,
+                "register this node in a cluster store (etcd://HOST:PORT, sqlite:PATH)");
+  c->add_option("--node-ttl-ms", f->node_ttl_ms, "node registration lease (>= 1000)")
+      ->capture_default_str();
+  c->add_option("--advertise", f->o.advertise, "host:port the controller reaches this agent at");
   // The chain token comes from SLUICE_PARAMS_TOKEN (not a flag: it would show in ps).
   c->callback([f, &exit_code] {
     if (!ParsePortRange(f->ports, f->o.instance_ports)) {
@@ -70,6 +76,7 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
     f->o.period = absl::Microseconds(f->period_us);
     f->o.health_interval = absl::Milliseconds(f->health_interval_ms);
     f->o.start_timeout = absl::Seconds(f->start_timeout_s);
+    f->o.node_ttl = absl::Milliseconds(f->node_ttl_ms);
     exit_code = RunUntilSignal<AgentDaemon>("agent", [&] { return AgentDaemon::Start(f->o); });
   });
 }

@@ -246,14 +246,48 @@ static void WarnAboutDaemons(const ClientFlags& c) {
   }
 }
 
+// Several controllers (issue 12): the leader and the nodes (GET /admin/v1/nodes), printed
+// before the functions; nothing for a single controller or one that predates the endpoint.
+void PrintNodes(const json& doc) {
+  const json leader = doc.value("leader", json());
+  std::printf("controller %s (%s); leader: %s\n", doc.value("self", "?").c_str(),
+              doc.value("role", "?").c_str(),
+              leader.is_object() ? absl::StrCat(leader.value("id", "?"), " at ",
+                                                leader.value("address", "?")).c_str()
+                                 : "none");
+  if (!doc.contains("nodes") || !doc["nodes"].is_array() || doc["nodes"].empty())
+    return;
+  std::printf("%-16s %-22s %5s %-8s %9s\n", "NODE", "ADDRESS", "GPUS", "STATE", "INSTANCES");
+  for (const json& n : doc["nodes"]) {
+    const json inst = n.value("instances", json());
+    std::printf("%-16s %-22s %5s %-8s %9s\n", n.value("id", "?").c_str(),
+                n.value("address", "-").c_str(),
+                n.contains("gpus") ? n["gpus"].dump().c_str() : "-",
+                n.value("state", "?").c_str(), inst.is_number() ? inst.dump().c_str() : "-");
+  }
+  std::printf("\n");
+}
+
 int RunStatus(const ClientFlags& c, bool as_json) {
   WarnAboutDaemons(c);
-  absl::StatusOr<http::Response> r = Call(Resolve(c).controller, "GET", "/admin/v1/functions");
+  const std::string controller = Resolve(c).controller;
+  absl::StatusOr<http::Response> r = Call(controller, "GET", "/admin/v1/functions");
+  // A follower answers 503 naming the leader: ask the leader instead.
+  if (r.ok() && r->status == 503) {
+    const json j = json::parse(r->body, nullptr, false);
+    if (j.is_object() && j.contains("leader") && j["leader"].is_string())
+      r = Call(j["leader"].get<std::string>(), "GET", "/admin/v1/functions");
+  }
   if (!Ok(r))
     return Fail("status", r);
   if (as_json) {
     std::printf("%s\n", r->body.c_str());
     return 0;
+  }
+  if (absl::StatusOr<http::Response> n = Call(controller, "GET", "/admin/v1/nodes"); Ok(n)) {
+    const json nodes = json::parse(n->body, nullptr, false);
+    if (nodes.is_object() && nodes.value("role", "single") != "single")
+      PrintNodes(nodes);  // one machine: the table stays as it was
   }
   const json doc = json::parse(r->body, nullptr, false);
   if (!doc.is_object() || !doc.contains("functions") || !doc["functions"].is_array()) {

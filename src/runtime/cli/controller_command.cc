@@ -19,6 +19,7 @@ struct ControllerFlags {
   double profile_timeout_s = absl::ToDoubleSeconds(o.profile_ready_timeout);
   double lazy_window_s = absl::ToDoubleSeconds(o.lazy.window);
   int64_t drain_timeout_ms = absl::ToInt64Milliseconds(o.drain_timeout);
+  int64_t leader_ttl_ms = absl::ToInt64Milliseconds(o.leader_ttl);
 };
 
 }  // namespace
@@ -54,7 +55,17 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   c->add_option("--drain-timeout-ms", f->drain_timeout_ms, "drain time before scale-in stops")
       ->capture_default_str();
+  // Several machines (issue 12; docs/platform.md "Several machines").
+  c->add_flag("--discover-nodes", f->o.discover_nodes,
+              "nodes are the agents registered in the store (agent --join); --agents ignored");
+  c->add_flag("--elect", f->o.elect,
+              "run as one of several controllers: lead through the store's leader lease");
+  c->add_option("--id", f->o.id, "election id (default: host:port)");
+  c->add_option("--advertise", f->o.advertise, "host:port others reach this controller at");
+  c->add_option("--leader-ttl-ms", f->leader_ttl_ms, "leader lease (>= 1000)")
+      ->capture_default_str();
   c->callback([f, &exit_code] {
+    f->o.leader_ttl = absl::Milliseconds(f->leader_ttl_ms);
     f->o.node_poll = absl::Milliseconds(f->node_poll_ms);
     f->o.agent_wait = absl::Seconds(f->agent_wait_s);
     f->o.profile_ready_timeout = absl::Seconds(f->profile_timeout_s);

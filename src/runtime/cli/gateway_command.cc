@@ -24,7 +24,10 @@ void RegisterGatewayCommand(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand("gateway", "run the gateway (KServe v2) in the foreground");
   c->add_option("--host", f->o.host, "listen address")->capture_default_str();
   c->add_option("--port", f->o.port, "KServe v2 port (0: ephemeral)")->capture_default_str();
-  c->add_option("--controller", f->o.controller, "controller host:port")->capture_default_str();
+  c->add_option("--controller", f->o.controller,
+                "controller host:port, or several comma-separated (follows the leader)")
+      ->capture_default_str();
+  c->add_option("--id", f->o.id, "replica id in load reports (default: host:port)");
   c->add_option("--routes-poll-ms", f->routes_poll_ms, "route table poll period")
       ->capture_default_str();
   c->add_option("--load-report-ms", f->load_report_ms, "load report period (one scaler sample)")

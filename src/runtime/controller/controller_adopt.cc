@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 
 #include "common/status.h"
+#include "runtime/common/log.h"
 #include "runtime/controller/controller_core.h"
 
 namespace sluice::runtime {
@@ -32,43 +33,46 @@ absl::StatusOr<NodeReport> FetchNode(const http::Endpoint& agent) {
 }  // namespace
 
 absl::StatusOr<std::vector<NodeReport>> ControllerCore::FetchAgentsBlocking() {
-  if (options_.agents.empty())
-    return absl::InvalidArgumentError("no agents configured");
-  core::ClusterSpec spec;
-  std::vector<NodeReport> nodes;
-  for (const std::string& url : options_.agents) {
-    SLUICE_ASSIGN_OR_RETURN(http::Endpoint ep, http::Endpoint::Parse(url));
-    const absl::Time deadline = absl::Now() + options_.agent_wait;
-    absl::StatusOr<NodeReport> node = FetchNode(ep);
+  // Discovered nodes get one try each: a node that does not answer yet joins on a later tick
+  // (controller_cluster.cc), so a dead node cannot hold up a new leader's start.
+  const bool discover = options_.discover_nodes;
+  std::vector<std::pair<std::string, std::string>> targets;  // (node key, address)
+  if (discover) {
+    SyncNodesMirror();  // the nodes as the store lists them now
+    targets = DiscoveredNodes();
+  } else {
+    for (const std::string& url : options_.agents)
+      targets.emplace_back("", url);
+    if (targets.empty())
+      return absl::InvalidArgumentError("no agents configured");
+  }
+  std::vector<NodeReport> nodes;  // parallel to agents_
+  for (const auto& [key, url] : targets) {
+    absl::StatusOr<http::Endpoint> ep = http::Endpoint::Parse(url);
+    if (!ep.ok() && discover) {
+      LogWarning("controller", "node '", key, "': bad address: ", ep.status().message());
+      continue;
+    }
+    SLUICE_RETURN_IF_ERROR(ep.status());
+    const absl::Time deadline = absl::Now() + (discover ? absl::ZeroDuration()
+                                                        : options_.agent_wait);
+    absl::StatusOr<NodeReport> node = FetchNode(*ep);
     while (!node.ok() && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(100));
-      node = FetchNode(ep);
+      node = FetchNode(*ep);
+    }
+    if (!node.ok() && discover) {
+      joining_[key] = false;  // retried by the node watch
+      continue;
     }
     if (!node.ok()) {
       return absl::UnavailableError(
           absl::StrCat("agent ", url, " did not answer: ", node.status().message()));
     }
-    ControllerAgent a;
-    a.endpoint = ep;
-    a.node = node->node;
-    a.gpus = node->gpus;
-    core::NodeSpec ns;
-    ns.name = node->node;
-    ns.gpu_count = static_cast<int>(node->gpus.size());
-    if (!node->gpus.empty()) {
-      ns.gpu = core::GpuSpec{node->gpus[0].name, node->gpus[0].sm_count,
-                             common::Bytes(node->gpus[0].memory_bytes)};
-    }
-    for (size_t g = 0; g < node->gpus.size(); ++g) {
-      a.gpu_ids.push_back(common::GpuId(static_cast<int64_t>(gpu_agent_.size())));
-      gpu_agent_.push_back(static_cast<int>(agents_.size()));
-    }
-    spec.nodes.push_back(ns);
-    agents_.push_back(std::move(a));
+    AddAgent(*ep, key, *node);
     nodes.push_back(*std::move(node));
   }
-  cluster_ = std::make_unique<core::ClusterState>(spec);
-  SLUICE_ASSIGN_OR_RETURN(scheduler_, core::DiluScheduler::Create(options_.scheduler));
+  SLUICE_RETURN_IF_ERROR(RebuildCluster());
   return nodes;
 }
 

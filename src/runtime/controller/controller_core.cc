@@ -35,6 +35,11 @@ ControllerCore::ControllerCore(const ControllerOptions& options, http::EventLoop
   active_gpus_metric_ = *metrics_.AddGauge(
       "sluice_controller_active_gpus", "GPUs holding at least one instance (Dilu's active GPUs)",
       {});
+  replaced_metric_ = *metrics_.AddCounter("sluice_controller_instances_replaced_total",
+                                          "Instances lost with their node", {"function"});
+  replacement_seconds_metric_ =
+      *metrics_.AddGauge("sluice_controller_replacement_seconds",
+                         "Node lost -> replacement ready, latest", {"function"});
 }
 
 ControllerCore::~ControllerCore() {

@@ -30,10 +30,13 @@
 #include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
 #include "nlohmann/json.hpp"
+#include "runtime/cluster/leader_election.h"
+#include "runtime/cluster/prefix_mirror.h"
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_daemon.h"
 #include "runtime/controller/function_record.h"
 #include "runtime/controller/llm_pools.h"
+#include "runtime/controller/load_merge.h"
 #include "runtime/http/http.h"
 #include "runtime/metrics/registry.h"
 #include "runtime/store/store.h"
@@ -66,6 +69,9 @@ struct ControllerInstance {
   // switched to (out of the routes meanwhile), "" when not switching.
   std::string role;
   std::string mutate_to;
+  // Started to replace instances lost with their node (controller_cluster.cc): when, so the
+  // cold start it costs is reported once it is ready; InfinitePast otherwise.
+  absl::Time replacing_since = absl::InfinitePast();
 };
 
 struct ControllerFunction {
@@ -101,12 +107,16 @@ struct ControllerAgent {
   http::Endpoint endpoint;
   std::string node;
   std::vector<ReportedGpu> gpus;
-  std::vector<common::GpuId> gpu_ids;  // parallel to gpus
+  std::vector<common::GpuId> gpu_ids;  // parallel to gpus; empty while lost
   bool poll_in_flight = false;
   // The ready models of its host-memory parameter store (GET /agent/v1/params, polled while a
   // pipeline is deployed; controller_pipeline.cc); empty when unknown or the store is disabled.
   std::set<std::string> cached_models;
   bool params_poll_in_flight = false;
+  // Discovered nodes (ControllerOptions::discover_nodes): the store key's id, and whether its
+  // key went away (its instances were re-placed; it rejoins under the same index).
+  std::string key;
+  bool lost = false;
 };
 
 // The uuids of those of `ids` that are GPUs of `a`, in the order of `ids`.
@@ -126,6 +136,23 @@ class ControllerCore {
   void StopWorkers();
 
   http::Router MakeRouter();  // controller_http.cc
+
+  // controller_cluster.cc (issue 12). Starts the election / node-watch timer when the options
+  // ask for either; on the loop thread. Without `elect` the daemon has run Init already.
+  // `port`: the admin API's bound port (the default id and address).
+  void StartCluster(int port);
+  // True when this controller acts (always without `elect`; else while leading and started).
+  // Thread-safe.
+  bool Acting() const { return !options_.elect || acting_.load(); }
+  // GET /admin/v1/nodes and GET /admin/v1/leader; the 503 a follower answers.
+  http::Response Nodes() const;
+  http::Response Leader() const;
+  http::Response NotLeader() const;
+  // Test hook (ControllerDaemon::StopAsIfCrashed): forget the leader lease without resigning.
+  void AbandonLeadership() {
+    if (election_)
+      election_->Abandon();
+  }
 
   // Admin API (answers as documented in docs/platform.md).
   http::Response Deploy(const std::string& yaml);
@@ -235,6 +262,22 @@ class ControllerCore {
   void PollParams(size_t a);
   std::vector<core::NodeId> CachedOn(const FunctionSpec& spec) const;
 
+  // controller_cluster.cc: leadership, nodes joining and leaving, the cluster rebuilt.
+  void ClusterTick();
+  void BecomeLeader();
+  void ResetForInit();  // forgets agents, functions and instances before a (re-)Init
+  void SyncNodes();        // the leader: node joins and losses from the mirror's changes
+  void SyncNodesMirror();  // the mirror only (start-up, followers)
+  // (store key id, agent address) of every registered node.
+  std::vector<std::pair<std::string, std::string>> DiscoveredNodes() const;
+  void JoinNode(const std::string& key, const std::string& address);
+  int AddAgent(const http::Endpoint& ep, const std::string& key, const NodeReport& node);
+  void LoseNode(int agent);
+  // Renumbers the live agents' GPUs, rebuilds cluster_ (allocations re-committed), the
+  // DiluScheduler and every function's policy set (and their scalers, which may borrow them).
+  [[nodiscard]] absl::Status RebuildCluster();
+  void ReportReplacement(ControllerInstance& i);
+
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);
   void OnProfiled(const std::string& name, int64_t instance, absl::StatusOr<ProfileInfo> result);
@@ -249,6 +292,7 @@ class ControllerCore {
   std::map<std::string, ControllerFunction> functions_;
   std::map<int64_t, ControllerInstance> instances_;
   std::map<std::string, ControllerPipeline> pipelines_;  // by pipeline name
+  LoadMerger load_merger_;  // several gateways' load reports (load_merge.h)
   std::vector<int> gpu_agent_;  // GpuId -> agent index
   int64_t next_instance_id_ = 1;
   int64_t next_function_id_ = 0;
@@ -263,6 +307,18 @@ class ControllerCore {
   Family<Gauge>* version_metric_ = nullptr;
   Family<Gauge>* active_gpus_metric_ = nullptr;  // GPUs holding at least one instance
   std::map<std::vector<std::string>, bool> instance_series_;  // label sets set so far
+
+  // controller_cluster.cc state.
+  std::unique_ptr<LeaderElection> election_;
+  std::unique_ptr<PrefixMirror> nodes_mirror_;
+  LeaderRecord self_;
+  // Node keys whose agent has not answered yet (true while a GET /agent/v1/node is out).
+  std::map<std::string, bool> joining_;
+  std::atomic<bool> acting_{false};  // Init done under leadership
+  bool deposed_ = false;           // lost the lease after leading: answers 503 until restarted
+  absl::Time elected_at_ = absl::InfinitePast();
+  Family<Counter>* replaced_metric_ = nullptr;
+  Family<Gauge>* replacement_seconds_metric_ = nullptr;
 
   std::atomic<bool> stopping_{false};
   absl::Mutex workers_mu_;

@@ -30,7 +30,9 @@ class Server;
 struct ControllerOptions {
   std::string host = "127.0.0.1";
   int port = 7071;                                       // 0: ephemeral (see port())
-  std::string store_path;  // --store URI (sqlite:PATH, PATH, etcd://HOST:PORT); empty: in memory
+  // The store: a SQLite file path, or a URI (sqlite:PATH, etcd://HOST:PORT, memory:; see
+  // OpenStore); empty: in memory.
+  std::string store_path;
   std::vector<std::string> agents = {"127.0.0.1:7072"};  // "host:port", one node each
   absl::Duration node_poll = absl::Milliseconds(200);    // GET /agent/v1/node period
   absl::Duration agent_wait = absl::Seconds(10);         // Start waits this long for agents
@@ -43,6 +45,20 @@ struct ControllerOptions {
   absl::Duration drain_grace = absl::Milliseconds(300);  // route removal -> agent DELETE
   absl::Duration drain_timeout = absl::Seconds(10);      // the agent's drain_ms
   LlmControllerOptions llm;  // P/D pools of disaggregated LLM functions (llm_pools.h)
+  // Several machines (issue 12, docs/platform.md "Several machines"). `discover_nodes`: the
+  // agents are the nodes registered under /sluice/nodes/ in the store (they join and leave;
+  // `agents` is ignored). `elect`: lead through the store's /sluice/leader lease; a follower
+  // serves read-only status and answers other calls 503 naming the leader. Both need a store
+  // with the cluster features (SQLite shared by the controllers, or etcd).
+  bool discover_nodes = false;
+  bool elect = false;
+  std::string id;         // this controller's election id (empty: "<host>:<port>")
+  std::string advertise;  // "host:port" others reach the admin API at (empty: host:port)
+  absl::Duration leader_ttl = absl::Seconds(2);         // leader lease (>= 1 s)
+  absl::Duration cluster_tick = absl::Milliseconds(100);  // election and node-watch period
+  // Tests: a store shared by several daemons in one process (borrowed; outlives the daemon).
+  // Null: the daemon opens `store_path`.
+  Store* shared_store = nullptr;
 };
 
 class ControllerDaemon {
@@ -55,14 +71,19 @@ class ControllerDaemon {
   ~ControllerDaemon();  // Stop()s
 
   int port() const;
+  // True while this daemon leads (always, without `elect`). Thread-safe.
+  bool leading() const;
   // Stops serving, cancels profiling (joins its threads) and the loop. Instances keep running on
   // the agents (a restarted controller re-adopts them). Idempotent.
   void Stop();
+  // Test hook: Stop() as a crash would, without resigning the leadership, so the other
+  // controllers take over only once the leader lease expires.
+  void StopAsIfCrashed();
 
  private:
   ControllerDaemon() = default;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<http::EventLoop> loop_;
+  std::unique_ptr<http::EventLoop> loop_;  // also the store's lease clock: declared first
+  std::unique_ptr<Store> store_;           // null with options.shared_store
   std::unique_ptr<ControllerCore> controller_;
   std::unique_ptr<http::Server> server_;
   int port_ = 0;

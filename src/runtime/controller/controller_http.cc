@@ -7,33 +7,49 @@ namespace sluice::runtime {
 
 http::Router ControllerCore::MakeRouter() {
   http::Router r;
-  r.Handle("POST", "/admin/v1/functions",
+  // With several controllers only the leader acts; a follower answers the calls below 503,
+  // naming the leader (controller_cluster.cc). Without `elect` the gate is always open.
+  auto handle = [this, &r](const char* method, const char* pattern, http::Handler h) {
+    r.Handle(method, pattern,
+             [this, h = std::move(h)](http::Request& req, http::Responder respond) {
+               if (!Acting()) {
+                 respond(NotLeader());
+                 return;
+               }
+               h(req, std::move(respond));
+             });
+  };
+  r.Handle("GET", "/admin/v1/nodes",
+           [this](http::Request&, http::Responder respond) { respond(Nodes()); });
+  r.Handle("GET", "/admin/v1/leader",
+           [this](http::Request&, http::Responder respond) { respond(Leader()); });
+  handle("POST", "/admin/v1/functions",
            [this](http::Request& req, http::Responder respond) { respond(Deploy(req.body)); });
-  r.Handle("GET", "/admin/v1/functions",
+  handle("GET", "/admin/v1/functions",
            [this](http::Request&, http::Responder respond) { respond(List()); });
-  r.Handle("GET", "/admin/v1/functions/{name}",
+  handle("GET", "/admin/v1/functions/{name}",
            [this](http::Request& req, http::Responder respond) {
              respond(Describe(req.param("name")));
            });
-  r.Handle("DELETE", "/admin/v1/functions/{name}",
+  handle("DELETE", "/admin/v1/functions/{name}",
            [this](http::Request& req, http::Responder respond) {
              Delete(req.param("name"), std::move(respond));
            });
-  r.Handle("PUT", "/admin/v1/functions/{name}/scale",
+  handle("PUT", "/admin/v1/functions/{name}/scale",
            [this](http::Request& req, http::Responder respond) {
              respond(Scale(req.param("name"), req.body));
            });
-  r.Handle("POST", "/admin/v1/functions/{name}/mutate",
+  handle("POST", "/admin/v1/functions/{name}/mutate",
            [this](http::Request& req, http::Responder respond) {
              MutateApi(req.param("name"), req.body, std::move(respond));
            });
-  r.Handle("GET", "/admin/v1/cluster",
+  handle("GET", "/admin/v1/cluster",
            [this](http::Request&, http::Responder respond) { respond(Cluster()); });
-  r.Handle("GET", "/internal/v1/routes",
+  handle("GET", "/internal/v1/routes",
            [this](http::Request&, http::Responder respond) { respond(Routes()); });
-  r.Handle("POST", "/internal/v1/load",
+  handle("POST", "/internal/v1/load",
            [this](http::Request& req, http::Responder respond) { respond(Load(req.body)); });
-  r.Handle("POST", "/internal/v1/wake",
+  handle("POST", "/internal/v1/wake",
            [this](http::Request& req, http::Responder respond) { respond(Wake(req.body)); });
   r.Handle("GET", "/healthz", [](http::Request&, http::Responder respond) {
     respond(http::JsonResponse(200, nlohmann::json{{"ok", true}}.dump()));

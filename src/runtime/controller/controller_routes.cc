@@ -2,6 +2,7 @@
 // gateway's load reports and wake-ups feeding the scalers (horizontal or hybrid), PUT /scale and
 // /metrics.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -80,6 +81,8 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
     ControllerInstance& i = it->second;
     i.confirmed = true;
     i.state = ai.state;
+    if (i.state == "ready" && i.replacing_since != absl::InfinitePast())
+      ReportReplacement(i);  // controller_cluster.cc
     i.restarts = ai.restarts;
     i.sm_share = ai.sm_share;
     i.mem_used_bytes = ai.mem_used_bytes;
@@ -200,8 +203,19 @@ http::Response ControllerCore::Load(const std::string& body) {
     }
   }
   const absl::Time now = loop_.Now();
-  const std::set<std::string> piped = DrivePipelines(*fs, now);  // controller_pipeline.cc
-  for (const json& e : *fs) {
+  // Several gateways (issue 12): each reports its share; the scalers see their sum, once per
+  // round (load_merge.h). A report without "gateway" drives them alone, as before.
+  const json* entries = &*fs;
+  json merged;
+  if (auto g = j.find("gateway"); g != j.end() && g->is_string()) {
+    std::optional<json> m = load_merger_.Add(g->get<std::string>(), *fs, now);
+    if (!m)
+      return http::JsonResponse(200, json{{"ok", true}, {"merged", false}}.dump());
+    merged = *std::move(m);
+    entries = &merged;
+  }
+  const std::set<std::string> piped = DrivePipelines(*entries, now);  // controller_pipeline.cc
+  for (const json& e : *entries) {
     auto it = functions_.find(e["name"].get<std::string>());
     if (it == functions_.end() || (!it->second.scaler && !it->second.hybrid) ||
         piped.contains(it->first))

@@ -63,8 +63,15 @@ void GatewayCore::OnRoutes(absl::StatusOr<http::Response> result) {
   poll_in_flight_ = false;
   if (shut_down_)
     return;
-  // A failed poll keeps the last table: instances keep serving while the controller restarts.
+  // A failed poll keeps the last table: instances keep serving while the controller restarts
+  // (or another one takes over: FollowLeader).
+  if (!result.ok() || result->status != 200)
+    FollowLeader(result);
   if (result.ok() && result->status == 200) {
+    if (controllers_.size() > 1 && controller_.ToString() != followed_) {
+      followed_ = controller_.ToString();  // logged once per leader, not per failed poll
+      LogInfo("gateway", "following controller ", followed_);
+    }
     absl::StatusOr<RouteTable> table = ParseRouteTable(result->body);
     if (table.ok()) {
       ApplyRoutes(*std::move(table));
@@ -85,6 +92,33 @@ void GatewayCore::OnRoutes(absl::StatusOr<http::Response> result) {
     poll_timer_ = 0;
     PollRoutes();
   });
+}
+
+void GatewayCore::SetControllers(std::vector<http::Endpoint> controllers,
+                                 std::string gateway_id) {
+  controllers_ = std::move(controllers);
+  controller_index_ = 0;
+  if (!controllers_.empty())
+    controller_ = controllers_[0];
+  gateway_id_ = std::move(gateway_id);
+}
+
+void GatewayCore::FollowLeader(const absl::StatusOr<http::Response>& result) {
+  if (controllers_.size() < 2)
+    return;  // one controller: wait for it
+  size_t next = (controller_index_ + 1) % controllers_.size();
+  if (result.ok() && result->status == 503) {  // a follower names the leader
+    const nlohmann::json j = nlohmann::json::parse(result->body, nullptr, false);
+    if (j.is_object() && j.contains("leader") && j["leader"].is_string()) {
+      const std::string leader = j["leader"].get<std::string>();
+      for (size_t k = 0; k < controllers_.size(); ++k) {
+        if (controllers_[k].ToString() == leader)
+          next = k;
+      }
+    }
+  }
+  controller_index_ = next;
+  controller_ = controllers_[next];
 }
 
 void GatewayCore::ApplyRoutes(RouteTable table) {
@@ -203,6 +237,8 @@ void GatewayCore::ReportLoad() {
   }
   nlohmann::json body = {{"at_ms", absl::ToInt64Milliseconds(now - absl::UnixEpoch())},
                          {"functions", std::move(fns)}};
+  if (!gateway_id_.empty())
+    body["gateway"] = gateway_id_;  // the controller sums the replicas' reports
   client_.Send(controller_, JsonPost("/internal/v1/load", body.dump()), absl::Seconds(2),
                [](absl::StatusOr<http::Response>) {});
   load_timer_ = loop_.RunAfter(options_.load_report, [this] { ReportLoad(); });

@@ -45,6 +45,8 @@ void GatewayCore::HandleReady(http::Request&, http::Responder respond) {
 }
 
 void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
+  if (routes_version_ < 0)  // a replica just started: not "unknown", just not known yet
+    return respond(http::ErrorResponse(503, "routes not loaded from the controller yet"));
   const std::string name = req.param("name");
   auto it = functions_.find(name);
   if (it == functions_.end() && pipelines_.contains(name))

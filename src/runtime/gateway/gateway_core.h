@@ -91,6 +91,9 @@ class GatewayCore {
  public:
   GatewayCore(const GatewayOptions& options, http::EventLoop& loop, http::Client& client,
               GatewayMetrics& metrics, http::Endpoint controller);
+  // Before StartControl: every controller to follow (the first is polled first) and the id
+  // this gateway's load reports carry, so the controller sums the replicas' reports.
+  void SetControllers(std::vector<http::Endpoint> controllers, std::string gateway_id);
   ~GatewayCore();
 
   // HTTP handlers (gateway_core.cc).
@@ -152,6 +155,8 @@ class GatewayCore {
   // Control plane.
   void PollRoutes();
   void OnRoutes(absl::StatusOr<http::Response> result);
+  // After a failed poll: the leader a 503 names, else the next controller in the list.
+  void FollowLeader(const absl::StatusOr<http::Response>& result);
   void ApplyRoute(const Route& route);
   void RemoveFunction(const std::string& name);
   void MaybeWake(FunctionState& f);
@@ -166,7 +171,13 @@ class GatewayCore {
   http::EventLoop& loop_;
   http::Client& client_;
   GatewayMetrics& metrics_;
-  const http::Endpoint controller_;
+  http::Endpoint controller_;  // the controller polled now (one of controllers_)
+  // Several controllers (issue 12): the gateway follows the leader - a 503 naming it, or a
+  // failed poll, moves controller_ (gateway_control.cc). Set by SetControllers.
+  std::vector<http::Endpoint> controllers_;
+  size_t controller_index_ = 0;
+  std::string gateway_id_;  // sent with each load report ("" before SetControllers)
+  std::string followed_;    // the controller whose routes were applied last
   absl::flat_hash_map<std::string, std::unique_ptr<FunctionState>> functions_;
   absl::flat_hash_map<uint64_t, PendingRequest> pending_;
   // Pipeline name -> its stage functions in order ("" where the route table lacks a stage).

@@ -4,8 +4,11 @@
 #include "runtime/gateway/gateway_daemon.h"
 
 #include <future>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 #include "common/status.h"
 #include "runtime/gateway/gateway_core.h"
@@ -93,7 +96,19 @@ GatewayDaemon::GatewayDaemon() : impl_(std::make_unique<Impl>()) {}
 
 absl::StatusOr<std::unique_ptr<GatewayDaemon>> GatewayDaemon::Start(const GatewayOptions& o) {
   SLUICE_RETURN_IF_ERROR(Validate(o));
-  SLUICE_ASSIGN_OR_RETURN(http::Endpoint controller, http::Endpoint::Parse(o.controller));
+  // `controller`: one "host:port" or several, comma-separated (issue 12: follow the leader).
+  std::vector<http::Endpoint> controllers;
+  for (absl::string_view c : absl::StrSplit(o.controller, ',', absl::SkipEmpty())) {
+    absl::StatusOr<http::Endpoint> ep = http::Endpoint::Parse(std::string(c));
+    if (!ep.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("controller: '", c, "': ", ep.status().message()));
+    }
+    controllers.push_back(*ep);
+  }
+  if (controllers.empty())
+    return absl::InvalidArgumentError("controller: at least one host:port");
+  const http::Endpoint controller = controllers[0];
   std::unique_ptr<GatewayDaemon> d(new GatewayDaemon());
   Impl& im = *d->impl_;
   im.options = o;
@@ -107,6 +122,8 @@ absl::StatusOr<std::unique_ptr<GatewayDaemon>> GatewayDaemon::Start(const Gatewa
   SLUICE_ASSIGN_OR_RETURN(im.server,
                           http::Server::Start(*im.loop, so, MakeRouter(*im.core, im.metrics)));
   internal::GatewayCore* core = im.core.get();
+  core->SetControllers(std::move(controllers),
+                       o.id.empty() ? absl::StrCat(o.host, ":", im.server->port()) : o.id);
   im.loop->Post([core] { core->StartControl(); });
   return d;
 }

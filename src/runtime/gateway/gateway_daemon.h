@@ -18,7 +18,12 @@ namespace sluice::runtime {
 struct GatewayOptions {
   std::string host = "127.0.0.1";
   int port = 7070;  // 0: an ephemeral port (see port())
+  // The controller's "host:port", or several comma-separated (a failed poll or a follower's 503
+  // moves the gateway to the leader).
   std::string controller = "127.0.0.1:7071";
+  // This replica's id in its load reports (empty: "<host>:<port>"); the controller sums the
+  // reports of all gateways, per id.
+  std::string id;
   absl::Duration routes_poll = absl::Milliseconds(100);
   absl::Duration load_report = absl::Seconds(1);
   // Retries of a request on another instance after its instance failed (Unavailable or 5xx
