@@ -44,6 +44,13 @@ absl::Status Validate(const AgentOptions& o) {
   if (o.health_interval <= absl::ZeroDuration() || o.start_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("health_interval and start_timeout must be > 0");
   }
+  if (o.pool_per_gpu < 0 || o.pool_per_gpu > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool_per_gpu must be in [0, 16], got ", o.pool_per_gpu));
+  }
+  if (o.starting_probe_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("starting_probe_interval must be > 0");
+  }
   return absl::OkStatus();
 }
 
@@ -189,7 +196,9 @@ absl::Status StartApi(AgentDaemon::Impl& d) {
   SupervisorOptions so;
   so.health_interval = d.options.health_interval;
   so.start_timeout = d.options.start_timeout;
+  so.starting_interval = d.options.starting_probe_interval;
   d.supervisor = std::make_unique<InstanceSupervisor>(*d.loop, *d.probe, so);
+  d.StartPool();
   http::ServerOptions ho;
   ho.host = d.options.host;
   ho.port = d.options.port;
@@ -203,9 +212,11 @@ void AgentDaemon::Impl::Shutdown() {
   if (stopped) return;
   stopped = true;
   if (server) server->Stop();
+  if (pool) pool->StopAll();
   if (supervisor) supervisor->StopAll();
   supervisor.reset();  // before the probe and client it borrows
   if (loop) loop->Stop();
+  pool.reset();  // its tick ran on the loop
   params.reset();  // after the server: no handler can reach it
   probe.reset();
   client.reset();

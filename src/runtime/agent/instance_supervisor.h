@@ -65,6 +65,10 @@ struct SupervisorOptions {
   int max_restarts = 5;                       // within restart_window
   absl::Duration restart_window = absl::Seconds(60);
   absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL
+  // Tick cadence while any instance is kStarting (a pooled cold start is ready in milliseconds;
+  // waiting a whole health_interval for its first check would dominate it). Clamped to at most
+  // health_interval.
+  absl::Duration starting_interval = absl::Milliseconds(100);
 };
 
 // What the supervisor runs for one instance.
@@ -75,6 +79,9 @@ struct InstanceLaunch {
   bool restart_on_failure = true;  // restart "on-failure"; false = "never"
   ProcessSpec process;
   QuotaUpdate quota;  // reported only; the daemon applies it to the token server
+  // A running child of this process (a ProcessPool process, already handed the instance) to
+  // supervise instead of spawning `process` on the first start; restarts spawn `process`.
+  pid_t adopt_pid = 0;
 };
 
 struct InstanceStatus {
@@ -88,7 +95,8 @@ struct InstanceStatus {
   QuotaUpdate quota;
   int64_t in_flight = 0;          // from the latest stats probe
   absl::Time started;             // Env time of the latest spawn
-  std::optional<absl::Duration> ready_after;  // spawn -> ready of the latest start
+  std::optional<absl::Duration> ready_after;  // spawn (or adoption) -> ready of the latest start
+  bool pooled = false;            // the latest start adopted a pre-started process
   std::string message;            // why it restarted or failed
 };
 
