@@ -173,9 +173,18 @@ void TokenServer::Refill(int64_t seq, absl::Time now) {
       continue;
     }
     core::InstanceActivity a = ReadActivity(i, period_ns);
-    if (!parked_.empty() && parked_.contains(common::InstanceId(segment_->slot(i).instance_id))) {
-      parked_slots_.push_back(i);  // memory-only idle: no say in the split, no tokens
-      continue;
+    const common::InstanceId id(segment_->slot(i).instance_id);
+    if (!parked_.empty() && parked_.contains(id)) {
+      // A parked instance that wants to run (a request was routed to it: it launched, or waits
+      // for tokens) is unparked now and takes part in this period's split.
+      const bool demand = a.blocks_launched > 0 ||
+                          Shared(segment_->slot(i).waiters).load(std::memory_order_acquire) > 0;
+      if (!demand) {
+        parked_slots_.push_back(i);  // memory-only idle: no say in the split, no tokens
+        continue;
+      }
+      parked_.erase(id);
+      ++unparked_on_demand_;
     }
     activity_.push_back(a);
     active_.push_back(i);
@@ -209,6 +218,11 @@ void TokenServer::SetParked(common::InstanceId instance, bool parked) {
 bool TokenServer::IsParked(common::InstanceId instance) const {
   absl::MutexLock lock(&mu_);
   return parked_.contains(instance);
+}
+
+uint64_t TokenServer::unparked_on_demand() const {
+  absl::MutexLock lock(&mu_);
+  return unparked_on_demand_;
 }
 
 void TokenServer::BindPid(pid_t pid, common::InstanceId instance) {

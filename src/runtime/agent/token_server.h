@@ -129,9 +129,12 @@ class TokenServer {
   // its slots, so its GPU memory stays allocated, but from the next period it is left out of the
   // controller's decisions and granted no tokens, so the share it reserved goes to the others.
   // Unparking puts it back into the next period's decision: it has tokens again within one
-  // period. Idempotent; an instance with no live slot is parked when it registers.
+  // period. So does demand: a parked instance that launches kernels or waits for tokens (a
+  // request was routed to it) is unparked by the next period itself. Idempotent; an instance
+  // with no live slot is parked when it registers.
   void SetParked(common::InstanceId instance, bool parked);
   bool IsParked(common::InstanceId instance) const;
+  uint64_t unparked_on_demand() const;  // parked instances woken by their own demand
   // Pre-started processes (the agent's ProcessPool): slots of `pid`, live and future, count as
   // `instance` (its spec, its parking, its controller identity) whatever instance id the
   // process's hello carried. Forgotten once the pid is gone.
@@ -188,6 +191,7 @@ class TokenServer {
   absl::flat_hash_set<common::InstanceId> parked_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<pid_t, int64_t> pid_instances_ ABSL_GUARDED_BY(mu_);  // BindPid
   std::vector<uint32_t> parked_slots_ ABSL_GUARDED_BY(mu_);  // reused each period
+  uint64_t unparked_on_demand_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<SlotBook> books_ ABSL_GUARDED_BY(mu_);
   std::vector<core::InstanceActivity> activity_ ABSL_GUARDED_BY(mu_);  // reused each period
   std::vector<int64_t> tokens_ ABSL_GUARDED_BY(mu_);

@@ -55,7 +55,7 @@ class TokenServerParkTest : public ::testing::Test {
   std::unique_ptr<TokenServer> server_;
 };
 
-TEST_F(TokenServerParkTest, ParkedInstanceGetsNoTokensAndItsShareBackWithinOnePeriod) {
+TEST_F(TokenServerParkTest, ParkedInstanceGetsNoTokensAndItsShareBackWithinOnePeriodOfDemand) {
   Spec(1, 0.5, 1.0);
   Spec(2, 0.5, 1.0);
   const uint32_t a = Hello(1), b = Hello(2);
@@ -65,30 +65,47 @@ TEST_F(TokenServerParkTest, ParkedInstanceGetsNoTokensAndItsShareBackWithinOnePe
 
   server_->SetParked(common::InstanceId(2), true);
   EXPECT_TRUE(server_->IsParked(common::InstanceId(2)));
-  BusyPeriod({a, b});  // b still tries to launch: a parked instance is granted nothing
+  BusyPeriod({a});  // b idles, parked: granted nothing
   EXPECT_EQ(Tokens(b), 0);
   EXPECT_LE(Shared(Slot(b).budget).load(), 0);
-  for (int i = 0; i < 3; ++i) BusyPeriod({a, b});
+  for (int i = 0; i < 3; ++i) BusyPeriod({a});
   EXPECT_GE(Tokens(a), 950) << "b's reserved share went to a";
   EXPECT_EQ(Tokens(b), 0);
   EXPECT_EQ(Shared(Slot(b).state).load(), uint32_t{SLUICE_SLOT_ACTIVE}) << "memory kept";
 
-  server_->SetParked(common::InstanceId(2), false);
+  // A request is routed to b: it launches (against a zero budget). Counted in token periods.
   int periods = 0;
   while (Tokens(b) < 450 && periods < 10) {
     BusyPeriod({a, b});
     ++periods;
   }
   EXPECT_EQ(periods, 1) << "b had its share back after " << periods << " token periods";
+  EXPECT_FALSE(server_->IsParked(common::InstanceId(2)));
+  EXPECT_EQ(server_->unparked_on_demand(), 1u);
   EXPECT_LE(Tokens(a), 560);
+}
+
+TEST_F(TokenServerParkTest, ExplicitUnparkRestoresTheShareWithinOnePeriod) {
+  Spec(1, 0.5, 1.0);
+  Spec(2, 0.5, 1.0);
+  const uint32_t a = Hello(1), b = Hello(2);
+  for (int i = 0; i < 20; ++i) BusyPeriod({a, b});
+  server_->SetParked(common::InstanceId(2), true);
+  for (int i = 0; i < 3; ++i) BusyPeriod({a});
+  ASSERT_EQ(Tokens(b), 0);
+  server_->SetParked(common::InstanceId(2), false);
+  BusyPeriod({a, b});
+  EXPECT_GE(Tokens(b), 450);
+  EXPECT_EQ(server_->unparked_on_demand(), 0u) << "unparked by the call, not by demand";
 }
 
 TEST_F(TokenServerParkTest, ParkingAnInstanceWithNoSlotAppliesWhenItRegisters) {
   Spec(3, 0.5, 1.0);
   server_->SetParked(common::InstanceId(3), true);
   const uint32_t c = Hello(3);
-  BusyPeriod({c});
+  env_.Advance(kPeriod);
   EXPECT_EQ(Tokens(c), 0);
+  EXPECT_TRUE(server_->IsParked(common::InstanceId(3)));
   server_->SetParked(common::InstanceId(3), false);
   BusyPeriod({c});
   EXPECT_GT(Tokens(c), 0);
@@ -105,7 +122,7 @@ TEST_F(TokenServerParkTest, BoundPidCountsAsItsInstanceForLiveAndLaterSlots) {
   const uint32_t again = Hello(1000000);  // a second context of the same process
   EXPECT_EQ(Slot(again).instance_id, 7);
   server_->SetParked(common::InstanceId(7), true);
-  BusyPeriod({pooled, again});
+  env_.Advance(kPeriod);
   EXPECT_EQ(Tokens(pooled), 0);
   EXPECT_EQ(Tokens(again), 0);
 }
