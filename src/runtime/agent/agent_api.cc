@@ -67,6 +67,8 @@ http::Router AgentDaemon::Impl::MakeRouter() {
   });
   r.Handle("PUT", "/agent/v1/instances/{id}/quota",
            [this](http::Request& req, http::Responder respond) { respond(Quota(req)); });
+  r.Handle("PUT", "/agent/v1/instances/{id}/park",
+           [this](http::Request& req, http::Responder respond) { respond(Park(req)); });
   r.Handle("DELETE", "/agent/v1/instances/{id}",
            [this](http::Request& req, http::Responder respond) { respond(Delete(req)); });
   r.Handle("GET", "/metrics",
@@ -170,6 +172,8 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
     if (!penv.ok()) return StatusResponse(penv.status());
     env->insert(env->end(), penv->begin(), penv->end());
   }
+  StartInfo info;
+  if (s.params.empty()) HostCacheParams(s, *env, info);
   absl::StatusOr<std::vector<std::string>> argv = ExpandCommand(s, PlaceholdersFor(s, ctx));
   if (!argv.ok()) return StatusResponse(argv.status());
   InstanceSpec spec{{s.request, s.limit, s.time_quota}, s.slo_sensitive, s.kind == "llm",
@@ -183,11 +187,13 @@ http::Response AgentDaemon::Impl::StartInstanceHandler(const http::Request& req)
   launch.process = {*argv, *env, InstanceUnsetEnv(),
                     absl::StrCat(options.run_dir, "/logs/", s.function, "-", s.id, ".log")};
   launch.quota = {s.request, s.limit, s.slo_sensitive, s.mem_limit_bytes, s.time_quota};
+  StartFromPool(s.id, s, *gis, launch, info);
   absl::StatusOr<InstanceStatus> added = supervisor->Add(s.id, std::move(launch));
   if (!added.ok()) return StatusResponse(added.status());
   {
     absl::MutexLock lock(&gpus_mu);
     instance_gpus[s.id] = ctx.gpu_uuids;
+    starts[s.id] = info;
   }
   return http::JsonResponse(201, InstanceJson(*added).dump());
 }
@@ -233,6 +239,7 @@ http::Response AgentDaemon::Impl::Delete(const http::Request& req) {
   if (!s) {  // forgotten
     absl::MutexLock lock(&gpus_mu);
     instance_gpus.erase(*id);
+    starts.erase(*id);
   }
   return http::JsonResponse(202, s ? InstanceJson(*s).dump() : Json{{"id", *id}}.dump());
 }

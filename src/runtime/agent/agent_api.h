@@ -19,6 +19,7 @@
 #include "runtime/agent/instance_record.h"
 #include "runtime/agent/instance_supervisor.h"
 #include "runtime/agent/node_join.h"
+#include "runtime/agent/process_pool.h"
 #include "runtime/agent/registration_server.h"
 #include "runtime/agent/token_server.h"
 #include "runtime/common/loop_env.h"
@@ -42,6 +43,7 @@ struct AgentDaemon::Impl {
   std::unique_ptr<http::Server> server;
   std::unique_ptr<AgentParams> params;  // null when params_capacity_bytes is 0
   std::unique_ptr<NodeJoin> join;       // null without options.join (node_join.h)
+  std::unique_ptr<ProcessPool> pool;    // null when pool_per_gpu is 0
   Registry metrics;
   struct Gauges {  // families of `metrics`, created by Start
     Family<Gauge>* sm_share = nullptr;        // {function, instance}
@@ -53,6 +55,9 @@ struct AgentDaemon::Impl {
     Family<Gauge>* instances = nullptr;       // {state}
     Family<Gauge>* tokens = nullptr;          // {gpu}
     Family<Gauge>* share_state = nullptr;     // {gpu, state}: 1 for the current state
+    Family<Gauge>* parked = nullptr;          // {function, instance}
+    Family<Gauge>* ready_seconds = nullptr;   // {function, instance}
+    Family<Gauge>* pool = nullptr;            // {what}: idle, claims, misses, spawned, died
   } gauges;
   bool stopped = false;
   absl::Mutex mu;
@@ -60,6 +65,14 @@ struct AgentDaemon::Impl {
   // Every GPU of each instance started here, in order (first = its InstanceStatus::gpu_uuid).
   mutable absl::Mutex gpus_mu;
   absl::flat_hash_map<int64_t, std::vector<std::string>> instance_gpus ABSL_GUARDED_BY(gpus_mu);
+  // How each instance's latest start went (the start record of docs/platform.md "Cold starts").
+  struct StartInfo {
+    std::string path = "spawn";   // "pool": a pre-started process was handed the instance
+    double handoff_ms = 0;        // the pool claim (connect + assignment written)
+    std::string params = "none";  // "host-cache" | "disk" (loaded to the store meanwhile)
+    std::string params_model;     // the store's name for the model file
+  };
+  absl::flat_hash_map<int64_t, StartInfo> starts ABSL_GUARDED_BY(gpus_mu);
 
   std::string socket_path() const { return options.run_dir + "/token.sock"; }
   // Re-adoption after an agent restart (agent_adopt.cc): the instance records and the emulated
@@ -84,6 +97,19 @@ struct AgentDaemon::Impl {
   http::Response Quota(const http::Request& req);
   http::Response Delete(const http::Request& req);
   http::Response Metrics();
+  http::Response Park(const http::Request& req);  // PUT /agent/v1/instances/{id}/park
+
+  // The fast cold-start path (agent_start.cc).
+  void StartPool();  // pool_per_gpu > 0: the ProcessPool, parking each pooled process
+  // Host-cache parameters for `s` (AgentOptions::host_cache_models): SLUICE_PARAMS_* added to
+  // `env` when the store holds its model file, else a background load into the store.
+  void HostCacheParams(const StartInstance& s, EnvList& env, StartInfo& info);
+  // Hands `launch` to a ready pooled process of its runtime on GPU `gi` (launch.adopt_pid set,
+  // the pid bound to instance `id` on the token server) and keeps the runtime warm on every
+  // GPU. No-op for multi-GPU or non-inference instances.
+  void StartFromPool(int64_t id, const StartInstance& s, const std::vector<int>& gis,
+                     InstanceLaunch& launch, StartInfo& info);
+  StartInfo StartInfoOf(int64_t id) const;
 
   // Helpers (agent_status.cc unless noted).
   absl::Status CreateMetrics();

@@ -45,6 +45,13 @@ absl::Status Validate(const AgentOptions& o) {
   if (o.health_interval <= absl::ZeroDuration() || o.start_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("health_interval and start_timeout must be > 0");
   }
+  if (o.pool_per_gpu < 0 || o.pool_per_gpu > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool_per_gpu must be in [0, 16], got ", o.pool_per_gpu));
+  }
+  if (o.starting_probe_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("starting_probe_interval must be > 0");
+  }
   return absl::OkStatus();
 }
 
@@ -191,7 +198,9 @@ absl::Status StartApi(AgentDaemon::Impl& d) {
   so.health_interval = d.options.health_interval;
   so.start_timeout = d.options.start_timeout;
   so.state_path = d.records_path();
+  so.starting_interval = d.options.starting_probe_interval;
   d.supervisor = std::make_unique<InstanceSupervisor>(*d.loop, *d.probe, so);
+  d.StartPool();
   http::ServerOptions ho;
   ho.host = d.options.host;
   ho.port = d.options.port;
@@ -205,6 +214,7 @@ void AgentDaemon::Impl::Shutdown() {
   if (stopped) return;
   stopped = true;
   if (server) server->Stop();
+  if (pool) pool->StopAll();
   if (supervisor) supervisor->StopAll();
   supervisor.reset();  // before the probe and client it borrows
   // A stopped agent leaves nothing to re-adopt: its instances and emulated devices are gone.
@@ -213,6 +223,7 @@ void AgentDaemon::Impl::Shutdown() {
   std::filesystem::remove(emulated_gpus_path(), ec);
   if (loop) loop->Stop();
   join.reset();  // the node leaves the cluster now rather than when its lease runs out
+  pool.reset();  // its tick ran on the loop
   params.reset();  // after the server: no handler can reach it
   probe.reset();
   client.reset();

@@ -59,6 +59,14 @@ struct AgentOptions {
   std::string join;
   absl::Duration node_ttl = absl::Seconds(3);
   std::string advertise;
+  // Fast cold starts (docs/platform.md "Cold starts"): pre-started runtime processes kept per
+  // GPU for each runtime (instance command) started here (0: no pool; at most 16); the
+  // supervisor's check cadence while an instance starts; and host-cache parameters: an
+  // instance whose model_path is a regular file gets it from the parameter store when the
+  // store holds it, and the agent loads it there in the background otherwise.
+  int pool_per_gpu = 2;
+  absl::Duration starting_probe_interval = absl::Milliseconds(10);
+  bool host_cache_models = true;
 };
 
 // One GPU as the agent serves it.

@@ -2,12 +2,16 @@
 // agent API does (400 bad field, 404 unknown model, 409 exists/pinned, 507 no room).
 #include "runtime/agent/agent_params.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status.h"
 #include "nlohmann/json.hpp"
+#include "runtime/common/log.h"
+#include "runtime/paramstore/checksum.h"
 #include "runtime/paramstore/file_loader.h"
 
 namespace sluice::runtime {
@@ -195,6 +199,29 @@ http::Response AgentParams::List() const {
 http::Response AgentParams::Delete(const std::string& model) {
   if (absl::Status s = store_->Evict(model); !s.ok()) return ErrorOf(s);
   return http::JsonResponse(200, Json{{"model", model}, {"evicted", true}}.dump());
+}
+
+std::string AgentParams::FileModelName(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  const std::string key = absl::StrCat(path, "|", st.st_size, "|", st.st_mtim.tv_sec, ".",
+                                       st.st_mtim.tv_nsec);
+  return absl::StrCat("file-", absl::Hex(Checksum64(key.data(), key.size()), absl::kZeroPad16));
+}
+
+void AgentParams::CacheInBackground(const std::string& model, const std::string& path) {
+  {
+    absl::MutexLock lock(&caching_mu_);
+    if (store_->Has(model) || !caching_.insert(model).second) return;
+  }
+  workers_.Start([this, model, path] {
+    absl::StatusOr<LoadResult> r = LoadFile(*store_, model, path, LoadOptions{});
+    if (!r.ok() && !absl::IsAlreadyExists(r.status())) {
+      LogWarning("agent", "caching ", path, " in the parameter store: ", r.status().message());
+    }
+    absl::MutexLock lock(&caching_mu_);
+    caching_.erase(model);
+  });
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> AgentParams::InstanceEnv(

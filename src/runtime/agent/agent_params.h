@@ -10,6 +10,7 @@
 #define SLUICE_RUNTIME_AGENT_AGENT_PARAMS_H_
 
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -57,6 +58,14 @@ class AgentParams {
   static absl::StatusOr<std::vector<std::pair<std::string, std::string>>> InstanceEnv(
       const AgentParams* params, const std::string& model);
 
+  // Host-cache cold starts (docs/platform.md "Cold starts"): the store's name for the model
+  // file at `path`, "file-<hash of path, size and mtime>" (a changed file gets a new name), or
+  // "" when `path` is not a regular file.
+  static std::string FileModelName(const std::string& path);
+  // Loads `path` into the store as `model` on a worker thread, unless the store holds or is
+  // filling it; failures (too large, unreadable) are logged and leave the store as it was.
+  void CacheInBackground(const std::string& model, const std::string& path);
+
   ParamStore& store() { return *store_; }
   std::string receive_address() const { return receiver_->address(); }
   size_t workers_held() const { return workers_.held(); }  // for tests
@@ -73,6 +82,8 @@ class AgentParams {
   std::unique_ptr<ChainReceiver> receiver_;
   std::unique_ptr<ParamFdServer> fd_server_;
   ThreadSet workers_;
+  absl::Mutex caching_mu_;
+  std::set<std::string> caching_ ABSL_GUARDED_BY(caching_mu_);  // CacheInBackground in flight
 };
 
 }  // namespace sluice::runtime

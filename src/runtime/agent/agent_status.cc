@@ -60,6 +60,19 @@ absl::Status AgentDaemon::Impl::CreateMetrics() {
   SLUICE_ASSIGN_OR_RETURN(gauges.instances,
                           metrics.AddGauge("sluice_agent_instances", "Instances by state",
                                            {"state"}));
+  SLUICE_ASSIGN_OR_RETURN(gauges.parked,
+                          metrics.AddGauge("sluice_agent_instance_parked",
+                                           "1 while the instance is parked (memory-only idle: "
+                                           "no tokens, GPU memory kept)", inst));
+  SLUICE_ASSIGN_OR_RETURN(gauges.ready_seconds,
+                          metrics.AddGauge("sluice_agent_instance_ready_seconds",
+                                           "Start (spawn, or pool handoff) to ready of the "
+                                           "instance's latest start", inst));
+  SLUICE_ASSIGN_OR_RETURN(gauges.pool,
+                          metrics.AddGauge("sluice_agent_pool",
+                                           "Pre-started process pool: idle processes, claims, "
+                                           "misses, spawned, died (totals), runtimes kept",
+                                           {"what"}));
   SLUICE_ASSIGN_OR_RETURN(gauges.tokens,
                           metrics.AddGauge("sluice_agent_gpu_tokens_per_period",
                                            "Kernel blocks the GPU's token server hands out per "
@@ -111,6 +124,16 @@ Json AgentDaemon::Impl::InstanceJson(const InstanceStatus& s) const {
             {"message", s.message}};
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   if (s.ready_after) j["ready_ms"] = absl::ToInt64Milliseconds(*s.ready_after);
+  const StartInfo start = StartInfoOf(s.id);
+  j["start"] = {{"path", s.pooled ? "pool" : "spawn"},
+                {"handoff_ms", s.pooled ? start.handoff_ms : 0.0},
+                {"ready_ms", s.ready_after ? Json(absl::ToDoubleMilliseconds(*s.ready_after))
+                                           : Json(nullptr)},
+                {"params", start.params},
+                {"params_model", start.params_model}};
+  const int gi = GpuIndex(s.gpu_uuid);
+  j["parked"] = gi >= 0 && token_servers[static_cast<size_t>(gi)]->IsParked(
+                               common::InstanceId(s.id));
   return j;
 }
 
@@ -148,6 +171,20 @@ http::Response AgentDaemon::Impl::Metrics() {
     SetGauge(gauges.blocks, labels, static_cast<double>(slots[1]));
     SetGauge(gauges.mem_used, labels, static_cast<double>(slots[2]));
     SetGauge(gauges.restarts, labels, s.restarts);
+    const int gi = GpuIndex(s.gpu_uuid);
+    SetGauge(gauges.parked, labels,
+             gi >= 0 && token_servers[static_cast<size_t>(gi)]->IsParked(
+                            common::InstanceId(s.id)) ? 1.0 : 0.0);
+    if (s.ready_after) SetGauge(gauges.ready_seconds, labels, absl::ToDoubleSeconds(*s.ready_after));
+  }
+  if (pool != nullptr) {
+    const ProcessPool::Stats ps = pool->stats();
+    for (const auto& [what, v] : {std::pair<const char*, int64_t>{"idle", ps.idle},
+                                  {"claims", ps.claims}, {"misses", ps.misses},
+                                  {"spawned", ps.spawned}, {"died", ps.died},
+                                  {"runtimes", ps.runtimes}}) {
+      SetGauge(gauges.pool, {what}, static_cast<double>(v));
+    }
   }
   for (InstanceState st : kStates) {
     SetGauge(gauges.instances, {InstanceStateName(st)}, by_state[static_cast<size_t>(st)]);

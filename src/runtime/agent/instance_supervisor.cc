@@ -32,6 +32,7 @@ struct InstanceSupervisor::Instance {
   int64_t in_flight = 0;
   absl::Time spawned_at;
   std::optional<absl::Duration> ready_after;
+  bool pooled = false;
   std::string message;
   int failed_checks = 0;
   bool ready_pending = false;
@@ -100,10 +101,17 @@ void InstanceSupervisor::Tick() {
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = env_.Now();
-    for (auto& [id, inst] : instances_) TickOne(*inst, now, calls);
+    bool starting = false;
+    for (auto& [id, inst] : instances_) {
+      TickOne(*inst, now, calls);
+      starting = starting || inst->state == InstanceState::kStarting;
+    }
     SaveRecords();
+    const absl::Duration next =
+        starting ? std::min(options_.starting_interval, options_.health_interval)
+                 : options_.health_interval;
     std::weak_ptr<Guard> weak = guard_;
-    timer_ = env_.RunAt(now + options_.health_interval, [weak] {
+    timer_ = env_.RunAt(now + next, [weak] {
       if (auto g = weak.lock()) {
         absl::MutexLock l(&g->mu);
         if (g->self != nullptr) g->self->Tick();
@@ -219,7 +227,10 @@ void InstanceSupervisor::Spawn(Instance& inst, absl::Time now) {
   inst.restart_at = inst.term_at = inst.drain_deadline = absl::InfiniteFuture();
   inst.spawned_at = now;
   inst.ready_after.reset();
-  absl::StatusOr<pid_t> pid = SpawnProcess(inst.launch.process);
+  inst.pooled = inst.launch.adopt_pid > 0;
+  absl::StatusOr<pid_t> pid = inst.pooled ? absl::StatusOr<pid_t>(inst.launch.adopt_pid)
+                                          : SpawnProcess(inst.launch.process);
+  inst.launch.adopt_pid = 0;  // a restart spawns afresh
   if (!pid.ok()) {
     inst.state = InstanceState::kFailed;
     inst.message = std::string(pid.status().message());
@@ -319,9 +330,20 @@ absl::StatusOr<InstanceStatus> InstanceSupervisor::Add(int64_t id, InstanceLaunc
   auto inst = std::make_unique<Instance>();
   inst->id = id;
   inst->launch = std::move(launch);
-  Spawn(*inst, env_.Now());
+  const absl::Time now = env_.Now();
+  Spawn(*inst, now);
   InstanceStatus status = StatusOf(*inst);
   instances_[id] = std::move(inst);
+  // The first readiness check comes after starting_interval, not a whole health_interval.
+  if (options_.starting_interval < options_.health_interval && env_.Cancel(timer_)) {
+    std::weak_ptr<Guard> weak = guard_;
+    timer_ = env_.RunAt(now + options_.starting_interval, [weak] {
+      if (auto g = weak.lock()) {
+        absl::MutexLock l(&g->mu);
+        if (g->self != nullptr) g->self->Tick();
+      }
+    });
+  }
   return status;
 }
 
@@ -459,6 +481,7 @@ InstanceStatus InstanceSupervisor::StatusOf(const Instance& inst) const {
   s.in_flight = inst.in_flight;
   s.started = inst.spawned_at;
   s.ready_after = inst.ready_after;
+  s.pooled = inst.pooled;
   s.message = inst.message;
   return s;
 }

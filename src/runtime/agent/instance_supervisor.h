@@ -71,6 +71,10 @@ struct SupervisorOptions {
   // When set, the instance records (instance_record.h) are rewritten here whenever an
   // instance's process changes, so a restarted agent can re-adopt them. Empty: none kept.
   std::string state_path;
+  // Tick cadence while any instance is kStarting (a pooled cold start is ready in milliseconds;
+  // waiting a whole health_interval for its first check would dominate it). Clamped to at most
+  // health_interval.
+  absl::Duration starting_interval = absl::Milliseconds(100);
 };
 
 // What the supervisor runs for one instance.
@@ -85,6 +89,9 @@ struct InstanceLaunch {
   // gpu_uuid) and whether the token server treats it as an LLM instance.
   std::vector<std::string> gpus;
   bool llm = false;
+  // A running child of this process (a ProcessPool process, already handed the instance) to
+  // supervise instead of spawning `process` on the first start; restarts spawn `process`.
+  pid_t adopt_pid = 0;
 };
 
 struct InstanceRecord;  // instance_record.h
@@ -100,7 +107,8 @@ struct InstanceStatus {
   QuotaUpdate quota;
   int64_t in_flight = 0;          // from the latest stats probe
   absl::Time started;             // Env time of the latest spawn
-  std::optional<absl::Duration> ready_after;  // spawn -> ready of the latest start
+  std::optional<absl::Duration> ready_after;  // spawn (or adoption) -> ready of the latest start
+  bool pooled = false;            // the latest start adopted a pre-started process
   std::string message;            // why it restarted or failed
 };
 

@@ -167,11 +167,26 @@ void TokenServer::Refill(int64_t seq, absl::Time now) {
   activity_.clear();
   active_.clear();
   const int64_t period_ns = absl::ToInt64Nanoseconds(config_.period);
+  parked_slots_.clear();
   for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
     if (Shared(segment_->slot(i).state).load(std::memory_order_acquire) != SLUICE_SLOT_ACTIVE) {
       continue;
     }
-    activity_.push_back(ReadActivity(i, period_ns));
+    core::InstanceActivity a = ReadActivity(i, period_ns);
+    const common::InstanceId id(segment_->slot(i).instance_id);
+    if (!parked_.empty() && parked_.contains(id)) {
+      // A parked instance that wants to run (a request was routed to it: it launched, or waits
+      // for tokens) is unparked now and takes part in this period's split.
+      const bool demand = a.blocks_launched > 0 ||
+                          Shared(segment_->slot(i).waiters).load(std::memory_order_acquire) > 0;
+      if (!demand) {
+        parked_slots_.push_back(i);  // memory-only idle: no say in the split, no tokens
+        continue;
+      }
+      parked_.erase(id);
+      ++unparked_on_demand_;
+    }
+    activity_.push_back(a);
     active_.push_back(i);
   }
   tokens_.assign(activity_.size(), 0);
@@ -180,6 +195,45 @@ void TokenServer::Refill(int64_t seq, absl::Time now) {
   const bool new_window = (seq + 1) % config_.time_window_periods == 0;
   for (size_t k = 0; k < active_.size(); ++k) {
     Grant(active_[k], std::max<int64_t>(0, tokens_[k]), seq, new_window);
+  }
+  for (uint32_t i : parked_slots_) Grant(i, 0, seq, new_window);
+}
+
+void TokenServer::SetParked(common::InstanceId instance, bool parked) {
+  absl::MutexLock lock(&mu_);
+  if (!parked) {
+    parked_.erase(instance);
+    return;
+  }
+  if (!parked_.insert(instance).second) return;
+  // Its controller state (KLC history, recovery) is stale by the time it comes back.
+  for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
+    const SluiceSlot& s = segment_->slot(i);
+    if (Shared(s.state).load() == SLUICE_SLOT_ACTIVE && s.instance_id == instance.value()) {
+      controller_->Forget(ControllerId(i));
+    }
+  }
+}
+
+bool TokenServer::IsParked(common::InstanceId instance) const {
+  absl::MutexLock lock(&mu_);
+  return parked_.contains(instance);
+}
+
+uint64_t TokenServer::unparked_on_demand() const {
+  absl::MutexLock lock(&mu_);
+  return unparked_on_demand_;
+}
+
+void TokenServer::BindPid(pid_t pid, common::InstanceId instance) {
+  absl::MutexLock lock(&mu_);
+  pid_instances_[pid] = instance.value();
+  for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
+    SluiceSlot& s = segment_->slot(i);
+    if (Shared(s.state).load() != SLUICE_SLOT_ACTIVE || static_cast<pid_t>(s.pid) != pid) continue;
+    controller_->Forget(ControllerId(i));
+    s.instance_id = instance.value();
+    WriteSpec(s, SpecOf(instance.value()));
   }
 }
 
@@ -258,6 +312,9 @@ int TokenServer::ReapDeadClients() {
 
 int TokenServer::ReapLocked() {
   int reaped = 0;
+  absl::erase_if(pid_instances_, [](const auto& kv) {
+    return kill(kv.first, 0) != 0 && errno == ESRCH;
+  });
   for (uint32_t i = 0; i < segment_->slot_count(); ++i) {
     const pid_t pid = static_cast<pid_t>(segment_->slot(i).pid);
     if (Shared(segment_->slot(i).state).load() != SLUICE_SLOT_ACTIVE || pid <= 0) continue;

@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/env.h"
@@ -124,6 +125,21 @@ class TokenServer {
   // Retires every slot whose client process is gone; returns how many. Runs periodically too.
   int ReapDeadClients();
 
+  // Memory-only idle (issue 13 item 4, docs/platform.md "Cold starts"): a parked instance keeps
+  // its slots, so its GPU memory stays allocated, but from the next period it is left out of the
+  // controller's decisions and granted no tokens, so the share it reserved goes to the others.
+  // Unparking puts it back into the next period's decision: it has tokens again within one
+  // period. So does demand: a parked instance that launches kernels or waits for tokens (a
+  // request was routed to it) is unparked by the next period itself. Idempotent; an instance
+  // with no live slot is parked when it registers.
+  void SetParked(common::InstanceId instance, bool parked);
+  bool IsParked(common::InstanceId instance) const;
+  uint64_t unparked_on_demand() const;  // parked instances woken by their own demand
+  // Pre-started processes (the agent's ProcessPool): slots of `pid`, live and future, count as
+  // `instance` (its spec, its parking, its controller identity) whatever instance id the
+  // process's hello carried. Forgotten once the pid is gone.
+  void BindPid(pid_t pid, common::InstanceId instance);
+
   const std::string& gpu_uuid() const { return config_.gpu_uuid; }
   const GpuSegment& segment() const { return *segment_; }
   std::vector<SlotView> Slots() const;
@@ -176,6 +192,10 @@ class TokenServer {
   mutable absl::Mutex mu_;
   std::unique_ptr<core::VerticalController> controller_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<common::InstanceId, InstanceSpec> specs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<common::InstanceId> parked_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<pid_t, int64_t> pid_instances_ ABSL_GUARDED_BY(mu_);  // BindPid
+  std::vector<uint32_t> parked_slots_ ABSL_GUARDED_BY(mu_);  // reused each period
+  uint64_t unparked_on_demand_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<SlotBook> books_ ABSL_GUARDED_BY(mu_);
   std::vector<core::InstanceActivity> activity_ ABSL_GUARDED_BY(mu_);  // reused each period
   std::vector<int64_t> tokens_ ABSL_GUARDED_BY(mu_);

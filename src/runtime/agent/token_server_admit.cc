@@ -118,6 +118,9 @@ void TokenServer::FillSlot(uint32_t i, const PeerCred& peer, int64_t instance_id
     books_[i] = SlotBook{};
   }
   s.pid = static_cast<uint32_t>(peer.pid);
+  if (auto bound = pid_instances_.find(peer.pid); bound != pid_instances_.end()) {
+    instance_id = bound->second;  // a pooled process handed an instance (BindPid)
+  }
   s.instance_id = instance_id;
   s.registered_ns = absl::ToUnixNanos(env_.Now());
   const InstanceSpec& spec = SpecOf(instance_id);

@@ -190,6 +190,13 @@ class ControllerCore {
   void AdoptOne(int agent, const ReportedInstance& ai, ControllerFunction& f);
   void ResumeFunctions();  // after adoption: finish deletes, re-profile, scalers, reconcile
   std::vector<const ControllerInstance*> Active(const std::string& function) const;
+  // After a wake: polls the agents every few ms until `name` has a ready instance or
+  // `deadline` (docs/platform.md "Cold starts").
+  void PollUntilReady(const std::string& name, absl::Time deadline);
+  // Memory-only idle (controller_park.cc): parks the ready instances of `name` beyond
+  // scaler.ActiveWanted(now), the longest idle first, and unparks the rest.
+  void DriveParking(const std::string& name, const core::HorizontalScaler& scaler,
+                    absl::Time now);
   void Reconcile(ControllerFunction& f, bool cold_start);
   // `role`: a P/D pool's instance ("" for everything else).
   bool StartServing(ControllerFunction& f, bool restart, const std::string& role = "");
@@ -291,6 +298,11 @@ class ControllerCore {
   std::unique_ptr<core::DiluScheduler> scheduler_;
   std::map<std::string, ControllerFunction> functions_;
   std::map<int64_t, ControllerInstance> instances_;
+  struct ParkBook {  // controller_park.cc
+    absl::Time last_busy = absl::InfinitePast();  // last load report it had work in flight
+    bool parked = false;                          // as last sent to its agent
+  };
+  std::map<int64_t, ParkBook> parking_;
   std::map<std::string, ControllerPipeline> pipelines_;  // by pipeline name
   LoadMerger load_merger_;  // several gateways' load reports (load_merge.h)
   std::vector<int> gpu_agent_;  // GpuId -> agent index

@@ -234,6 +234,7 @@ http::Response ControllerCore::Load(const std::string& body) {
     f.scaler->Observe(s);
     f.desired = f.scaler->Desired(now);
     Reconcile(f, /*cold_start=*/true);
+    DriveParking(f.record.spec.name, *f.scaler, now);
   }
   return http::JsonResponse(200, json{{"ok", true}}.dump());
 }
@@ -255,7 +256,20 @@ http::Response ControllerCore::Wake(const std::string& body) {
     Reconcile(f, /*cold_start=*/true);
     started = !Active(name).empty();
   }
+  if (started) PollUntilReady(name, loop_.Now() + absl::Seconds(5));
   return http::JsonResponse(200, json{{"started", started}}.dump());
+}
+
+void ControllerCore::PollUntilReady(const std::string& name, absl::Time deadline) {
+  // A woken function's requests wait at the gateway: learn that its instance is ready within
+  // kWakePoll (a pooled cold start takes tens of ms), not at the next node_poll.
+  constexpr absl::Duration kWakePoll = absl::Milliseconds(5);
+  for (const ControllerInstance* i : Active(name)) {
+    if (i->state == "ready") return;
+  }
+  if (loop_.Now() >= deadline) return;
+  PollNodes();
+  loop_.RunAfter(kWakePoll, [this, name, deadline] { PollUntilReady(name, deadline); });
 }
 
 http::Response ControllerCore::Scale(const std::string& name, const std::string& body) {

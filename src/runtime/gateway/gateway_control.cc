@@ -88,7 +88,15 @@ void GatewayCore::OnRoutes(absl::StatusOr<http::Response> result) {
     PollRoutes();
     return;
   }
-  poll_timer_ = loop_.RunAfter(options_.routes_poll, [this] {
+  // Requests held for a cold start (docs/platform.md "Cold starts"): a pooled start is ready in
+  // tens of ms, so look for its route every few ms rather than a whole routes_poll later.
+  bool holding = false;
+  for (const auto& [name, f] : functions_) {
+    holding = holding || (f->starting > 0 && !f->queue.empty());
+  }
+  const absl::Duration next =
+      holding ? std::min(options_.routes_poll, absl::Milliseconds(5)) : options_.routes_poll;
+  poll_timer_ = loop_.RunAfter(next, [this] {
     poll_timer_ = 0;
     PollRoutes();
   });

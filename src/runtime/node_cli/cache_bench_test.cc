@@ -1,7 +1,7 @@
 // cache-bench end to end on a small model (the emulated device when it is built): the arena's
 // fills beat first-touch memory, a standby's load beats an on-the-spot one, bad flags are named.
-// Ratios only: the absolute times belong to docs/PERFORMANCE.md. (The issue's cache-vs-disk 5x
-// does not hold on this VM, whose "disk" is the host's page cache: docs/parameter-store.md.)
+// Ratios only: the absolute times belong to docs/PERFORMANCE.md (the issue's cache-vs-disk 5x
+// included: docs/parameter-store.md "Cache vs disk").
 #include "gtest/gtest.h"
 #include "runtime/node_cli/param_bench.h"
 
@@ -19,6 +19,10 @@ TEST(CacheBenchTest, ArenaFillsAndStandbyLoadsBeatTheirAlternatives) {
   EXPECT_EQ(r->disk_path, "O_DIRECT");
   ASSERT_GT(r->cold_start_ms_from_cache, 0);
   ASSERT_GT(r->cold_start_ms_from_disk, 0);
+  ASSERT_GT(r->cold_start_ms_from_disk_prestarted, 0);
+  // A disk start pays a process start and its device set-up on top of the read: it is the
+  // slower one, whatever the disk (the 5x of issue 11 is measured in docs/PERFORMANCE.md).
+  EXPECT_GT(r->cold_start_ms_from_disk, r->cold_start_ms_from_cache);
   // The arena's point: fills write into pre-touched pages, far above the first-touch pace of
   // this VM (measured 2.19 vs 0.03 GiB/s; 5x is what never flakes).
   EXPECT_GT(r->store_fill_gib_per_s, 5 * r->memcpy_fresh_gib_per_s);

@@ -45,6 +45,8 @@ int RunCache(const runtime::CacheBenchOptions& o, bool json) {
                       {"ratio", r->ratio},
                       {"cold_start_ms_from_cache", r->cold_start_ms_from_cache},
                       {"cold_start_ms_from_disk", r->cold_start_ms_from_disk},
+                      {"cold_start_ms_from_disk_prestarted",
+                       r->cold_start_ms_from_disk_prestarted},
                       {"cold_start_speedup", r->cold_start_ms_from_cache > 0
                                                  ? r->cold_start_ms_from_disk /
                                                        r->cold_start_ms_from_cache

@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "runtime/sdk/instance_env.h"
+#include "runtime/sdk/instance_start.h"
 #include "runtime/sdk/shutdown.h"
 #include "runtime/sdk/trial.h"
 
@@ -140,7 +141,8 @@ json FunctionServer::StatsJson() const {
           {"served", served_.load()},
           {"batches", batches_.load()},
           {"ready", ready_.load() && !draining_.load()},
-          {"draining", draining_.load()}};
+          {"draining", draining_.load()},
+          {"start", StartRecordJson()}};
 }
 
 void FunctionServer::Enqueue(int64_t requests, http::Responder respond,
@@ -281,10 +283,25 @@ void FunctionServer::OnTrial(http::Request& req, http::Responder respond) {
 
 int RunFunction(const std::string& default_name,
                 const std::function<void(FunctionOptions&)>& configure,
-                const std::function<absl::StatusOr<BatchHandler>()>& load) {
+                const std::function<absl::StatusOr<BatchHandler>()>& load,
+                const std::function<absl::Status()>& prestart) {
   if (absl::Status s = InstallShutdownHandlers(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     return 1;
+  }
+  absl::Time start = absl::Now();
+  if (absl::Status s = prestart ? prestart() : absl::OkStatus(); !s.ok()) {
+    std::fprintf(stderr, "%s: prestart: %s\n", default_name.c_str(), s.ToString().c_str());
+    return 1;
+  }
+  if (const char* pool = std::getenv("SLUICE_POOL_SOCKET"); pool != nullptr && *pool != '\0') {
+    const double prestart_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    UpdateStartRecord([&](StartRecord& r) { r.prestart_ms = prestart_ms; });
+    if (absl::Status s = WaitForAssignment(pool); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", default_name.c_str(), s.ToString().c_str());
+      return 1;
+    }
+    start = absl::Now();  // the cold start begins at the handoff
   }
   absl::StatusOr<FunctionOptions> options = FunctionOptions::FromEnv(default_name);
   if (!options.ok()) {
@@ -302,6 +319,7 @@ int RunFunction(const std::string& default_name,
     std::fprintf(stderr, "%s: %s\n", default_name.c_str(), server.status().ToString().c_str());
     return 1;
   }
+  const absl::Time load_start = absl::Now();
   absl::StatusOr<BatchHandler> handler = load();
   if (!handler.ok()) {
     std::fprintf(stderr, "%s: load: %s\n", default_name.c_str(),
@@ -309,6 +327,10 @@ int RunFunction(const std::string& default_name,
     return 1;
   }
   *loaded = *std::move(handler);
+  UpdateStartRecord([&](StartRecord& r) {
+    r.load_ms = absl::ToDoubleMilliseconds(absl::Now() - load_start);
+    r.ready_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  });
   (*server)->SetReady(true);
   std::fprintf(stdout, "{\"event\":\"ready\",\"port\":%d}\n", (*server)->port());
   std::fflush(stdout);

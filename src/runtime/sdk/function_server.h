@@ -100,14 +100,18 @@ class FunctionServer {
   std::atomic<bool> drained_{false};
 };
 
-// The main() of an inference function: FunctionOptions::FromEnv(default_name) updated by
-// `configure` (may be null), start serving (live, not ready), run `load` on the calling thread
-// (load the model; returns the batch handler), mark ready, serve until SIGTERM/SIGINT, drain.
-// Returns the process exit code: 0 after a clean drain, 1 when options, binding or loading
-// fail (the error is printed to stderr).
+// The main() of an inference function: `prestart` (may be null: the runtime's own set-up that
+// needs no function, e.g. a driver context), then, in a pre-started pool process
+// ($SLUICE_POOL_SOCKET, instance_start.h), wait for the instance to become; then
+// FunctionOptions::FromEnv(default_name) updated by `configure` (may be null), start serving
+// (live, not ready), run `load` on the calling thread (load the model; returns the batch
+// handler), mark ready, serve until SIGTERM/SIGINT, drain. The stages are timed into the start
+// record (GET /sluice/v1/stats "start"). Returns the process exit code: 0 after a clean drain,
+// 1 when prestart, the handoff, options, binding or loading fail (the error is on stderr).
 int RunFunction(const std::string& default_name,
                 const std::function<void(FunctionOptions&)>& configure,
-                const std::function<absl::StatusOr<BatchHandler>()>& load);
+                const std::function<absl::StatusOr<BatchHandler>()>& load,
+                const std::function<absl::Status()>& prestart = nullptr);
 
 }  // namespace sluice::runtime
 
