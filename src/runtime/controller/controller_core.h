@@ -32,6 +32,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_daemon.h"
+#include "runtime/controller/dashboard_http.h"
 #include "runtime/controller/function_record.h"
 #include "runtime/controller/llm_pools.h"
 #include "runtime/http/http.h"
@@ -226,6 +227,10 @@ class ControllerCore {
   core::PipelineScaler* PipelineScalerFor(const std::string& pipeline);
   void ApplyPipelineDecision(const std::string& pipeline, const core::PipelineDecision& d);
 
+  // dashboard_sample.cc: the live dashboard's sample of this state (one per second).
+  DashSample DashboardSample(absl::Time now) const;
+  void SampleDashboard();
+
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);
   void OnProfiled(const std::string& name, int64_t instance, absl::StatusOr<ProfileInfo> result);
@@ -253,6 +258,7 @@ class ControllerCore {
   Family<Gauge>* functions_metric_ = nullptr;
   Family<Gauge>* version_metric_ = nullptr;
   std::map<std::vector<std::string>, bool> instance_series_;  // label sets set so far
+  std::unique_ptr<Dashboard> dashboard_ = std::make_unique<Dashboard>();  // /dashboard
 
   std::atomic<bool> stopping_{false};
   absl::Mutex workers_mu_;

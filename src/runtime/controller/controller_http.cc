@@ -44,6 +44,7 @@ http::Router ControllerCore::MakeRouter() {
     m.body = RenderMetrics();
     respond(std::move(m));
   });
+  dashboard_->AddRoutes(r, [this] { return loop_.Now(); });  // /dashboard (dashboard_http.h)
   return r;
 }
 

@@ -36,6 +36,7 @@ std::optional<std::string> CheckCount(const json& j, const char* key, const std:
 void ControllerCore::StartPolling() {
   PollNodes();
   TickLlm();  // P/D pools: stats and autoscaler, at most every options_.llm.poll
+  SampleDashboard();  // dashboard_sample.cc: one sample a second
   loop_.RunAfter(options_.node_poll, [this] { StartPolling(); });
 }
 
@@ -199,6 +200,7 @@ http::Response ControllerCore::Load(const std::string& body) {
     }
   }
   const absl::Time now = loop_.Now();
+  dashboard_->OnLoad(*fs, now);  // the dashboard's per-function figures (dashboard_http.h)
   const std::set<std::string> piped = DrivePipelines(*fs, now);  // controller_pipeline.cc
   for (const json& e : *fs) {
     auto it = functions_.find(e["name"].get<std::string>());
