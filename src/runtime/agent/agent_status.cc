@@ -120,7 +120,11 @@ Json AgentDaemon::Impl::GpuJson(const AgentGpu& g) const {
 
 http::Response AgentDaemon::Impl::Node() {
   Json gj = Json::array(), ij = Json::array();
-  for (const AgentGpu& g : gpus) gj.push_back(GpuJson(g));
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    gj.push_back(GpuJson(gpus[k]));
+    // The token server's state for the controller's dashboard (NONE/EMERGENCY/...).
+    if (k < token_servers.size()) gj.back()["share_state"] = token_servers[k]->share_state();
+  }
   for (const InstanceStatus& s : supervisor->List()) ij.push_back(InstanceJson(s));
   Json j = {{"node", options.node_name}, {"device", device}, {"gpus", gj}, {"instances", ij}};
   return http::JsonResponse(200, j.dump());

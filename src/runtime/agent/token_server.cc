@@ -299,4 +299,9 @@ uint64_t TokenServer::periods_run() const {
   return periods_run_;
 }
 
+std::string TokenServer::share_state() const {
+  absl::MutexLock lock(&mu_);
+  return std::string(controller_->state_name());
+}
+
 }  // namespace sluice::runtime

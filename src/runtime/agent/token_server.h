@@ -128,6 +128,9 @@ class TokenServer {
   const GpuSegment& segment() const { return *segment_; }
   std::vector<SlotView> Slots() const;
   uint64_t periods_run() const;
+  // The vertical controller's GPU-wide state now (Dilu: NONE, EMERGENCY, RECOVERY, CONTENTION),
+  // reported as the GPU's `share_state` for the controller's dashboard.
+  std::string share_state() const;
 
  private:
   struct SlotBook {  // server-private state of one slot
