@@ -74,7 +74,8 @@
   function renderFunctions(latest) {
     fillBody('functions', latest.functions.map((f) => {
       const late = f.slo_ms !== null && f.p99_ms > f.slo_ms;
-      return row([f.name, f.kind, f.policy, f.state,
+      return row([f.name, f.kind, f.policy,
+        el('td', f.state + (f.no_room ? ' (no GPU has room)' : ''), f.no_room ? 'bad' : ''),
         el('td', f.ready + ' / ' + f.starting + ' / ' + f.desired, 'num'),
         num(f.rps, 1), num(f.p50_ms, 1), num(f.p95_ms, 1, late), num(f.p99_ms, 1, late),
         num(f.slo_ms, 0), num(100 * f.svr, 1, f.svr > 0), num(f.cold_starts, 0)],

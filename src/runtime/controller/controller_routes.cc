@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 #include "runtime/controller/controller_core.h"
 
@@ -200,7 +201,7 @@ http::Response ControllerCore::Load(const std::string& body) {
     }
   }
   const absl::Time now = loop_.Now();
-  dashboard_->OnLoad(*fs, now);  // the dashboard's per-function figures (dashboard_http.h)
+  dashboard_->OnLoad(*fs, absl::Now());  // the dashboard's figures (wall clock: dashboard_http.h)
   const std::set<std::string> piped = DrivePipelines(*fs, now);  // controller_pipeline.cc
   for (const json& e : *fs) {
     auto it = functions_.find(e["name"].get<std::string>());

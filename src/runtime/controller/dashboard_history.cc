@@ -53,7 +53,12 @@ void DiffFunction(const DashFunction* p, const DashFunction& n, absl::Time at,
                         absl::StrCat("cold start #", n.cold_starts, " (", n.ready,
                                      " ready instances before it was up)")));
   }
-  if (n.state != p->state && (n.state == "unschedulable" || n.state == "failed")) {
+  if (n.no_room && !p->no_room) {
+    out.push_back(Event(at, "unschedulable", n.name, 0,
+                        absl::StrFormat("no GPU has room for another instance (desired %d, "
+                                        "%d ready, %d starting)",
+                                        n.desired, n.ready, n.starting)));
+  } else if (n.state != p->state && (n.state == "unschedulable" || n.state == "failed")) {
     out.push_back(Event(at, n.state == "failed" ? "failure" : "unschedulable", n.name, 0,
                         absl::StrCat("state ", p->state, " -> ", n.state)));
   }
@@ -206,7 +211,7 @@ json DashSampleJson(const DashSample& s) {
                          {"slo_ms", f.slo_ms > 0 ? json(f.slo_ms) : json(nullptr)},
                          {"desired", f.desired},   {"ready", f.ready},
                          {"starting", f.starting}, {"cold_starts", f.cold_starts},
-                         {"rps", f.rps},           {"queued", f.queued},
+                         {"no_room", f.no_room},   {"rps", f.rps},           {"queued", f.queued},
                          {"answered", f.answered}, {"violations", f.violations},
                          {"svr", f.svr()},         {"p50_ms", f.p50_ms},
                          {"p95_ms", f.p95_ms},     {"p99_ms", f.p99_ms}});

@@ -54,6 +54,7 @@ struct DashFunction {
   int ready = 0;
   int starting = 0;
   int64_t cold_starts = 0;  // since deploy (the registry's counter)
+  bool no_room = false;     // the last placement for it found no GPU with room
   // From the gateway's last load report (zero when none came in the last few seconds): the
   // window's arrival rate, queue, answered requests, their sojourn percentiles and how many
   // missed the SLO (or failed).

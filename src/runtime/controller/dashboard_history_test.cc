@@ -90,6 +90,12 @@ TEST(DiffSamples, FunctionsColdStartsUnschedulableAndTokenServerState) {
   DashSample stuck = Sample(1, 1);
   stuck.functions[0].state = "unschedulable";
   EXPECT_EQ(Kinds(DiffSamples(Sample(0, 1), stuck)), std::vector<std::string>{"unschedulable"});
+  DashSample full = Sample(1, 2);
+  full.functions[0].no_room = true;  // desired 2, one running, no GPU with room for the second
+  const auto nf = DiffSamples(Sample(0, 1), full);
+  ASSERT_EQ(Kinds(nf), (std::vector<std::string>{"scale_out", "unschedulable"}));
+  EXPECT_THAT(nf[1].detail, HasSubstr("no GPU has room"));
+  EXPECT_TRUE(DiffSamples(full, full).empty()) << "reported once, when it starts";
   const auto s = DiffSamples(Sample(0, 1), Sample(1, 1, 0.5, "EMERGENCY"));
   ASSERT_EQ(Kinds(s), std::vector<std::string>{"share_state"});
   EXPECT_THAT(s[0].detail, HasSubstr("NONE -> EMERGENCY"));

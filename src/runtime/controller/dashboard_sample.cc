@@ -4,6 +4,8 @@
 // adds the gateway's load figures and derives the event log.
 #include <utility>
 
+#include "absl/time/clock.h"
+
 #include "runtime/controller/controller_core.h"
 
 namespace sluice::runtime {
@@ -45,6 +47,7 @@ DashSample ControllerCore::DashboardSample(absl::Time now) const {
     d.policy = f.record.spec.policy;
     d.slo_ms = f.record.spec.slo_ms.value_or(0);
     d.desired = f.desired;
+    d.no_room = f.unschedulable;
     d.cold_starts = f.record.cold_starts;
     for (const ControllerInstance* i : Active(name))
       ++(i->state == "ready" ? d.ready : d.starting);
@@ -59,7 +62,9 @@ DashSample ControllerCore::DashboardSample(absl::Time now) const {
 }
 
 void ControllerCore::SampleDashboard() {
-  const absl::Time now = loop_.Now();
+  // Wall-clock time, unlike the loop's monotonic clock: the dashboard labels samples and events
+  // with the time of day people ask about ("what happened at 14:02"), as log lines do.
+  const absl::Time now = absl::Now();
   if (dashboard_->Due(now))
     dashboard_->Add(DashboardSample(now));
 }
