@@ -34,6 +34,7 @@
 #include "runtime/cluster/prefix_mirror.h"
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_daemon.h"
+#include "runtime/controller/dashboard_http.h"
 #include "runtime/controller/function_record.h"
 #include "runtime/controller/llm_pools.h"
 #include "runtime/controller/load_merge.h"
@@ -285,6 +286,10 @@ class ControllerCore {
   [[nodiscard]] absl::Status RebuildCluster();
   void ReportReplacement(ControllerInstance& i);
 
+  // dashboard_sample.cc: the live dashboard's sample of this state (one per second).
+  DashSample DashboardSample(absl::Time now) const;
+  void SampleDashboard();
+
   // controller_profiling.cc.
   void StartProfiling(ControllerFunction& f);
   void OnProfiled(const std::string& name, int64_t instance, absl::StatusOr<ProfileInfo> result);
@@ -319,6 +324,7 @@ class ControllerCore {
   Family<Gauge>* version_metric_ = nullptr;
   Family<Gauge>* active_gpus_metric_ = nullptr;  // GPUs holding at least one instance
   std::map<std::vector<std::string>, bool> instance_series_;  // label sets set so far
+  std::unique_ptr<Dashboard> dashboard_ = std::make_unique<Dashboard>();  // /dashboard
 
   // controller_cluster.cc state.
   std::unique_ptr<LeaderElection> election_;

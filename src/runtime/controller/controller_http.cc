@@ -1,5 +1,6 @@
 // ControllerCore: the routes of the admin and internal APIs (docs/platform.md). Handlers run on the
 // loop thread and answer at once, except DELETE, which answers once the drains are under way.
+#include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "runtime/controller/controller_core.h"
 
@@ -60,6 +61,7 @@ http::Router ControllerCore::MakeRouter() {
     m.body = RenderMetrics();
     respond(std::move(m));
   });
+  dashboard_->AddRoutes(r, [] { return absl::Now(); });  // /dashboard (dashboard_http.h)
   return r;
 }
 

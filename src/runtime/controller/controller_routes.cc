@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 #include "runtime/controller/controller_core.h"
 
@@ -37,6 +38,7 @@ std::optional<std::string> CheckCount(const json& j, const char* key, const std:
 void ControllerCore::StartPolling() {
   PollNodes();
   TickLlm();  // P/D pools: stats and autoscaler, at most every options_.llm.poll
+  SampleDashboard();  // dashboard_sample.cc: one sample a second
   loop_.RunAfter(options_.node_poll, [this] { StartPolling(); });
 }
 
@@ -214,6 +216,7 @@ http::Response ControllerCore::Load(const std::string& body) {
     merged = *std::move(m);
     entries = &merged;
   }
+  dashboard_->OnLoad(*entries, absl::Now());  // the dashboard's figures (wall clock: dashboard_http.h)
   const std::set<std::string> piped = DrivePipelines(*entries, now);  // controller_pipeline.cc
   for (const json& e : *entries) {
     auto it = functions_.find(e["name"].get<std::string>());

@@ -239,7 +239,13 @@ void GatewayCore::ReportLoad() {
                    {"arrivals", f->arrivals},
                    {"arrival_cv", f->window.ArrivalCv()},
                    {"latency_ms", absl::ToDoubleMilliseconds(f->window.MeanSojourn())},
-                   {"answered", f->window.answered()}});
+                   {"answered", f->window.answered()},
+                   // The controller's dashboard: the window's sojourn percentiles and SVR.
+                   {"rejected", f->window.rejected()},
+                   {"slo_violations", f->window.SloViolations(f->route.slo_ms)},
+                   {"p50_ms", f->window.SojournPercentileMs(0.50)},
+                   {"p95_ms", f->window.SojournPercentileMs(0.95)},
+                   {"p99_ms", f->window.SojournPercentileMs(0.99)}});
     f->arrivals = 0;
     f->window.Reset();
   }

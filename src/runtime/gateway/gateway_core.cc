@@ -79,6 +79,7 @@ void GatewayCore::HandleInfer(http::Request& req, http::Responder respond) {
       f.queue.Admit({id, now, now + timeout}, f.dispatcher.ReadyCapacity());
   if (!admit.accepted) {
     metrics_.Requests(*f.metrics, name, 429).Inc();
+    f.window.OnRejected();  // an SLO violation in the load report (dashboard)
     return respond(WithRetryAfter(
         http::ErrorResponse(429, absl::StrCat("queue of function '", name, "' is full (",
                                               f.queue.max_queued(), " requests)")),
@@ -117,7 +118,7 @@ void GatewayCore::Finish(uint64_t id, http::Response response) {
     }
     metrics_.Requests(*fs.metrics, p.function, response.status).Inc();
     fs.metrics->duration->Observe(Seconds(loop_.Now() - p.arrival));
-    fs.window.OnAnswered(loop_.Now() - p.arrival);
+    fs.window.OnAnswered(loop_.Now() - p.arrival, response.status >= 400);
   }
   if (p.llm != nullptr)
     return FinishLlm(p, std::move(response));
