@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/longtail/parking.h"
 #include "core/serving/scale_in.h"
 #include "sim/engine/engine.h"
 
@@ -60,17 +61,23 @@ void Engine::ReportCluster() {
                           static_cast<int>(cluster_.active_gpus().size()));
 }
 
-absl::Status Engine::PlaceInstance(int fn, bool initial) {
+absl::Status Engine::PlaceInstance(int fn, bool initial, bool parked) {
   const common::InstanceId iid(static_cast<int64_t>(instances_.size()));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid));
   const Function& f = fns_[fn];
-  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus, f.quota));
-  Launch(fn, iid, std::move(gpus), f.quota, f.max_batch, initial);
+  const core::SmQuota quota = parked ? core::ParkedQuota() : f.quota;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid, quota));
+  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus, quota));
+  Launch(fn, iid, std::move(gpus), quota, f.max_batch, initial);
+  if (parked) {
+    instances_.back()->parked = true;
+    fns_[fn].metrics.OnPark();
+  }
   return absl::OkStatus();
 }
 
 // Asks the policy and checks the answer: `gpus` distinct, known GPUs.
-absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::InstanceId iid) {
+absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::InstanceId iid,
+                                                             const core::SmQuota& quota) {
   const Function& f = fns_[fn];
   const FunctionConfig& fc = *f.config;
   core::InstanceDemand d;
@@ -79,7 +86,7 @@ absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::Inst
   d.kind = f.traits.kind;
   d.gpus = fc.training ? fc.training->workers : fc.gpus;
   d.memory_per_gpu = fc.memory;
-  d.quota = f.quota;
+  d.quota = quota;
   d.same_node = fc.training ? fc.training->same_node : false;
   if (f.stage != nullptr) {
     d.pipeline_stage = f.stage->index;
@@ -139,6 +146,7 @@ void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpu
                       f.model->info.kind == core::FunctionKind::kLlmInference);
   f.deployed.push_back(id);
   inst.placed_at = env_.Now();
+  inst.idle_since = inst.placed_at;
   if (f.stage != nullptr) {
     f.stage->gpu_replicas.Add(inst.placed_at, 1);
     f.stage->servers.Add(inst.placed_at, 1);
@@ -186,7 +194,9 @@ absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::
     load = std::max(load, bw.TimeFor(core::Bytes(std::llround(bytes))));
   }
   *host_cache_hit = all_hit;
-  return config_.cold_start.container_start + load;
+  const absl::Duration process = start_traits_.prestarted_pool ? config_.cold_start.pool_handoff
+                                                                : config_.cold_start.container_start;
+  return process + load;
 }
 
 void Engine::BecomeWarm(int32_t id) {
@@ -261,6 +271,8 @@ void Engine::Retire(int32_t id) {
 
 void Engine::ReleaseResources(Instance& inst) {
   const int32_t id = static_cast<int32_t>(inst.id().value());
+  if (inst.outstanding() == 0)
+    CountIdle(inst, env_.Now());
   if (StageState* st = fns_[inst.function()].stage.get(); st != nullptr)
     st->servers.Add(env_.Now(), -1);
   if (inst.is_cpu()) {
@@ -327,8 +339,9 @@ void Engine::Reconcile(int fn) {
     return;
   }
   const int desired = std::max(0, f.scaler->Desired(env_.Now()));
+  const int active = f.scaler->ActiveWanted(env_.Now());
   while (static_cast<int>(f.deployed.size()) < desired) {
-    absl::Status s = PlaceInstance(fn, /*initial=*/false);
+    absl::Status s = PlaceInstance(fn, /*initial=*/false, /*parked=*/ActiveCount(f) >= active);
     if (absl::IsResourceExhausted(s)) {
       Log(fn, "place_failed deployed=", f.deployed.size(), " desired=", desired);
       break;
@@ -349,6 +362,7 @@ void Engine::Reconcile(int fn) {
     for (int64_t id : core::PickScaleIn(std::move(candidates), excess))
       Drain(static_cast<int32_t>(id));
   }
+  ApplyParking(fn);
 }
 
 void Engine::ScheduleWakeup(int fn) {
