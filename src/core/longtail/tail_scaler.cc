@@ -23,10 +23,17 @@ absl::StatusOr<std::unique_ptr<TailScaler>> TailScaler::Create(const TailScalerC
 TailScaler::TailScaler(const TailScalerConfig& config, std::unique_ptr<LazyScaler> lazy)
     : config_(config), lazy_(std::move(lazy)), histogram_(config.histogram) {}
 
+bool TailScaler::QuietSampleIsNoOp(absl::Time now) const {
+  return !last_active_.has_value() || now - *last_active_ >= config_.lazy.window;
+}
+
 void TailScaler::Observe(const LoadSample& sample) {
+  seen_ = std::max(seen_, sample.at);
+  const bool quiet = sample.rps <= 0 && sample.queued <= 0;
+  if (quiet && QuietSampleIsNoOp(sample.at))
+    return;
   lazy_->Observe(sample);
-  last_sample_ = sample.at;
-  if (sample.rps <= 0 && sample.queued <= 0)
+  if (quiet)
     return;
   if (last_active_.has_value()) {
     // The idle time since the previous active sample (one interval when back to back).
@@ -71,6 +78,7 @@ bool TailScaler::Resident(absl::Time now) const {
 // idle function is not sampled further by an event-driven driver, so its last decision would
 // otherwise stick.
 int TailScaler::Desired(absl::Time now) const {
+  seen_ = std::max(seen_, now);
   const int floor = Resident(now) ? 1 : 0;
   const bool recent = last_active_.has_value() && now - *last_active_ < config_.lazy.window;
   const int busy = recent ? lazy_->Desired(now) : 0;
@@ -79,6 +87,7 @@ int TailScaler::Desired(absl::Time now) const {
 }
 
 int TailScaler::ActiveWanted(absl::Time now) const {
+  seen_ = std::max(seen_, now);
   if (last_active_.has_value() && now - *last_active_ < config_.park_after)
     return Desired(now);
   return 0;
@@ -92,7 +101,7 @@ absl::Time TailScaler::NextWakeup() const {
   absl::Time next = absl::InfiniteFuture();
   for (absl::Time t : {*last_active_ + config_.park_after, *last_active_ + config_.lazy.window,
                        from, until}) {
-    if (t > last_sample_)
+    if (t > seen_)
       next = std::min(next, t);
   }
   return next;

@@ -61,9 +61,12 @@ class TailScaler final : public HorizontalScaler {
   void Observe(const LoadSample& sample) override;
   int Desired(absl::Time now) const override;
   int ActiveWanted(absl::Time now) const override;
-  // The next park, lazy-window end, pre-warm or demotion time after the last sample;
-  // InfiniteFuture when none.
+  // The next park, lazy-window end, pre-warm or demotion time after the latest time seen (by
+  // Observe, Desired or ActiveWanted); InfiniteFuture when none.
   absl::Time NextWakeup() const override;
+  // Quiet samples are ignored (the lazy window too) before the first active sample and once the
+  // lazy window has passed since the last one, so the driver may skip them.
+  bool QuietSampleIsNoOp(absl::Time now) const override;
 
   // Whether the function's instances may be demoted at `now` (for tests and traces).
   bool Resident(absl::Time now) const;
@@ -74,7 +77,9 @@ class TailScaler final : public HorizontalScaler {
   std::unique_ptr<LazyScaler> lazy_;
   IdleTimeHistogram histogram_;
   std::optional<absl::Time> last_active_;
-  absl::Time last_sample_ = absl::InfinitePast();
+  // Latest time seen; Desired / ActiveWanted (const) advance it, so NextWakeup after a
+  // reconciliation at a wake-up time returns the next one.
+  mutable absl::Time seen_ = absl::InfinitePast();
   TailScaler(const TailScalerConfig& config, std::unique_ptr<LazyScaler> lazy);
   // Resident window [from, until) after the last active sample.
   void Window(absl::Time* from, absl::Time* until) const;

@@ -83,6 +83,20 @@ TEST(TailScalerTest, BusyFunctionsScaleLikeDilu) {
   EXPECT_EQ(s->ActiveWanted(kT0 + absl::Seconds(25)), 2);
 }
 
+TEST(TailScalerTest, QuietSamplesAreSkippableOutsideTheLazyWindow) {
+  auto s = Make({});
+  EXPECT_TRUE(s->QuietSampleIsNoOp(kT0));  // nothing seen yet
+  s->Observe(At(absl::Seconds(1), 1, 0));
+  EXPECT_FALSE(s->QuietSampleIsNoOp(kT0 + absl::Seconds(40)));
+  EXPECT_TRUE(s->QuietSampleIsNoOp(kT0 + absl::Seconds(41)));
+  // A reconciliation at the park time moves NextWakeup on to the lazy window's end.
+  EXPECT_EQ(s->NextWakeup(), kT0 + absl::Seconds(11));
+  EXPECT_EQ(s->ActiveWanted(kT0 + absl::Seconds(11)), 0);
+  EXPECT_EQ(s->NextWakeup(), kT0 + absl::Seconds(41));
+  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(41)), 1);
+  EXPECT_EQ(s->NextWakeup(), kT0 + absl::Seconds(301));  // the keep-alive
+}
+
 TEST(TailScalerTest, RejectsNegativeDurations) {
   TailScalerConfig c;
   c.park_after = absl::Seconds(-1);

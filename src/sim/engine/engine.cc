@@ -82,6 +82,10 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
   workload_name_ = workload.name;
   SLUICE_RETURN_IF_ERROR(CheckPipelines(config_file));
   fns_.resize(config_.functions.size());
+  total_held_ = HeldMeter(start_, horizon_);
+  sample_list_.resize(fns_.size());
+  for (size_t i = 0; i < fns_.size(); ++i)
+    sample_list_[i] = static_cast<int>(i);
   for (size_t i = 0; i < config_.functions.size(); ++i) {
     const FunctionConfig& fc = config_.functions[i];
     const WorkloadSpec* spec = &fc.workload;

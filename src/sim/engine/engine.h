@@ -95,6 +95,8 @@ class Engine : public GpuShareModel::Listener {
     bool is_training() const { return config->training.has_value(); }
     // Scaled by its pipeline's PipelineScaler rather than its own scaler.
     bool pipeline_scaled = false;
+    // In the sample list (Sample visits it); false while its scaler skips quiet samples.
+    bool sampled = true;
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -182,6 +184,8 @@ class Engine : public GpuShareModel::Listener {
   void Retire(int32_t id);
   void ReleaseResources(Instance& inst);
   void Sample();
+  void MergeSampleAdds();
+  bool SampleFunction(int fn, double rps);
   void Reconcile(int fn);
   void ScheduleWakeup(int fn);
 
@@ -258,6 +262,9 @@ class Engine : public GpuShareModel::Listener {
   double allocated_share_ = 0;
   std::vector<double> gpu_usd_per_s_;  // per GPU: its node's price per second
   core::StartTraits start_traits_;     // the policy's (issue 13)
+  HeldMeter total_held_;               // all functions' held GPU time (large fleets' timeline)
+  std::vector<int> sample_list_;       // functions Sample visits, ascending
+  std::vector<int> sample_adds_;       // functions to merge back in (arrivals since)
   absl::Status error_;
   bool ran_ = false;
 };

@@ -5,6 +5,7 @@
 // and the reconciliation of the deployed count with Desired(); the GPU time each function holds.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -54,6 +55,7 @@ void Engine::Hold(int fn, const std::vector<core::GpuId>& gpus, const core::SmQu
     usd_per_s += held * gpu_usd_per_s_[g.value()];
   fns_[fn].held.Change(env_.Now(), sign * held * static_cast<double>(gpus.size()),
                        sign * usd_per_s);
+  total_held_.Change(env_.Now(), sign * held * static_cast<double>(gpus.size()), sign * usd_per_s);
 }
 
 void Engine::ReportCluster() {
@@ -291,38 +293,81 @@ void Engine::ReleaseResources(Instance& inst) {
   ReportCluster();
 }
 
+// Functions visited at this sample: the sample list (every function, minus those whose scaler
+// said quiet samples are no-ops and that had nothing going on), plus the ones that had arrivals
+// since, merged back in function order so that reconciliation order never depends on skipping.
+void Engine::MergeSampleAdds() {
+  if (sample_adds_.empty())
+    return;
+  std::sort(sample_adds_.begin(), sample_adds_.end());
+  std::vector<int> merged;
+  merged.reserve(sample_list_.size() + sample_adds_.size());
+  std::merge(sample_list_.begin(), sample_list_.end(), sample_adds_.begin(), sample_adds_.end(),
+             std::back_inserter(merged));
+  sample_list_ = std::move(merged);
+  sample_adds_.clear();
+}
+
+// One function's sample: the load sample to its scaler, reconciliation, its next wake-up.
+// Returns whether the function may leave the sample list (nothing going on and the scaler
+// skips quiet samples from the next one on).
+bool Engine::SampleFunction(int fn, double rps) {
+  Function& f = fns_[fn];
+  if (f.is_training() || after_horizon_ || f.pipeline_scaled)
+    return false;
+  core::LoadSample s;
+  s.at = env_.Now();
+  s.rps = rps;
+  s.instances = static_cast<int>(f.deployed.size());
+  s.capacity_rps_per_instance = f.traits.capacity_rps;
+  s.queued = static_cast<int>(f.gateway.held.size());
+  for (int32_t id : f.deployed)
+    s.queued += static_cast<int>(instances_[id]->queue.size());
+  if (f.hybrid != nullptr) {
+    f.hybrid->Observe(s);
+  } else {
+    f.scaler->Observe(s);
+  }
+  Reconcile(fn);
+  ScheduleWakeup(fn);
+  return f.hybrid == nullptr && f.stage == nullptr && rps == 0 && s.queued == 0 &&
+         f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval);
+}
+
 void Engine::Sample() {
   const absl::Time now = env_.Now();
   const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
-  std::vector<int> counts(fns_.size(), 0);
-  std::vector<double> rps(fns_.size(), 0.0);
-  for (size_t i = 0; i < fns_.size(); ++i) {
-    Function& f = fns_[i];
-    rps[i] = static_cast<double>(f.interval_arrivals) / interval_s;
+  // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
+  const bool per_function = fns_.size() <= kTimelineFunctionColumns;
+  std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+  MergeSampleAdds();
+  size_t kept = 0;
+  for (size_t k = 0; k < sample_list_.size(); ++k) {
+    const int fn = sample_list_[k];
+    Function& f = fns_[fn];
+    const double r = static_cast<double>(f.interval_arrivals) / interval_s;
     f.interval_arrivals = 0;
-    if (f.is_training() || after_horizon_ || f.pipeline_scaled)
-      continue;
-    core::LoadSample s;
-    s.at = now;
-    s.rps = rps[i];
-    s.instances = static_cast<int>(f.deployed.size());
-    s.capacity_rps_per_instance = f.traits.capacity_rps;
-    s.queued = static_cast<int>(f.gateway.held.size());
-    for (int32_t id : f.deployed)
-      s.queued += static_cast<int>(instances_[id]->queue.size());
-    if (f.hybrid != nullptr) {
-      f.hybrid->Observe(s);
+    if (!rps.empty())
+      rps[fn] = r;
+    if (SampleFunction(fn, r)) {
+      f.sampled = false;
     } else {
-      f.scaler->Observe(s);
+      sample_list_[kept++] = fn;
     }
-    Reconcile(static_cast<int>(i));
-    ScheduleWakeup(static_cast<int>(i));
   }
+  sample_list_.resize(kept);
   SamplePipelines(rps);
   double cost = 0;
-  for (size_t i = 0; i < fns_.size(); ++i) {
-    counts[i] = static_cast<int>(fns_[i].deployed.size());
-    cost += fns_[i].held.usd(now);
+  std::vector<int> counts;
+  if (per_function) {
+    counts.assign(fns_.size(), 0);
+    for (size_t i = 0; i < fns_.size(); ++i) {
+      counts[i] = static_cast<int>(fns_[i].deployed.size());
+      cost += fns_[i].held.usd(now);
+    }
+  } else {
+    cost = total_held_.usd(now);
+    rps.clear();
   }
   cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps), cost);
   const absl::Time next = now + config_.sample_interval;

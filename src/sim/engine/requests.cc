@@ -26,6 +26,10 @@ void Engine::OnArrival(int fn, const Arrival& a) {
   Function& f = fns_[fn];
   f.metrics.OnArrival();
   ++f.interval_arrivals;
+  if (!f.sampled) {  // back into the sample list at the next sample
+    f.sampled = true;
+    sample_adds_.push_back(fn);
+  }
   Request r{a.at, a.prompt_tokens, a.output_tokens};
   if (f.stage != nullptr) {  // a pipeline's first stage
     r.pipe = NewPipeRequest(a.at);

@@ -180,6 +180,10 @@ struct FunctionResult {
   std::vector<double> sweep_svr;
 };
 
+// Fleets of at most this many functions get per-function timeline columns (instances, rps);
+// larger ones (long-tail fleets) keep the cluster columns only.
+inline constexpr size_t kTimelineFunctionColumns = 100;
+
 // One row of the per-interval timeline (CSV with --out).
 struct TimelineRow {
   double t_s = 0;
@@ -188,8 +192,8 @@ struct TimelineRow {
   double cost_usd = 0;         // cost of the GPU time held so far (cumulative, all functions)
   double sm_fragmentation = 0;
   double mem_fragmentation = 0;
-  std::vector<int> instances;  // per function, in SimConfig order
-  std::vector<double> rps;     // per function
+  std::vector<int> instances;  // per function, in SimConfig order (empty: > 100 functions)
+  std::vector<double> rps;     // per function (empty: > 100 functions)
 };
 
 // Per stage of a pipeline, over the run.

@@ -269,17 +269,19 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
 
 std::string TimelineCsv(const SimConfig& config, const RunResult& run) {
   std::string out = "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,cost_usd";
-  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_instances");
-  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_rps");
+  // Per-function columns only for fleets the engine samples per function (kTimelineFunctionColumns).
+  const size_t n = config.functions.size() <= kTimelineFunctionColumns ? config.functions.size() : 0;
+  for (size_t i = 0; i < n; ++i) absl::StrAppend(&out, ",", config.functions[i].name, "_instances");
+  for (size_t i = 0; i < n; ++i) absl::StrAppend(&out, ",", config.functions[i].name, "_rps");
   out += "\n";
   for (const TimelineRow& row : run.timeline) {
     absl::StrAppendFormat(&out, "%.6f,%d,%.6g,%.6g,%.6g,%.6g", row.t_s, row.active_gpus,
                           row.allocated_share, row.sm_fragmentation, row.mem_fragmentation,
                           row.cost_usd);
-    for (size_t i = 0; i < config.functions.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       absl::StrAppend(&out, ",", i < row.instances.size() ? row.instances[i] : 0);
     }
-    for (size_t i = 0; i < config.functions.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       absl::StrAppendFormat(&out, ",%.6g", i < row.rps.size() ? row.rps[i] : 0.0);
     }
     out += "\n";
