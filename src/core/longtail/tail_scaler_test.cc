@@ -67,12 +67,12 @@ TEST(TailScalerTest, PeriodicArrivalsPreWarmBeforeTheNextOne) {
     s->Observe(At(t, 1, i == 0 ? 0 : 1));
   const absl::Time last = kT0 + t - absl::Minutes(10);
   ASSERT_TRUE(s->histogram().Windows().representative);
+  EXPECT_EQ(s->NextWakeup(), last + absl::Seconds(10));  // park
   // Head: bin [10, 11) min -> 10 min x 0.9 = 9 min; tail 11 min x 1.1 = 12.1 min.
   EXPECT_EQ(s->Desired(last + absl::Minutes(5)), 0);  // unloaded between uses
   EXPECT_EQ(s->Desired(last + absl::Minutes(9)), 1);  // pre-warmed, parked
   EXPECT_EQ(s->ActiveWanted(last + absl::Minutes(9)), 0);
   EXPECT_EQ(s->Desired(last + absl::Seconds(726)), 0);  // past 12.1 min
-  EXPECT_EQ(s->NextWakeup(), last + absl::Seconds(10));
 }
 
 TEST(TailScalerTest, BusyFunctionsScaleLikeDilu) {

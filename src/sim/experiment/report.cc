@@ -177,16 +177,19 @@ void AppendComparison(std::span<const RunResult> runs, std::string& out) {
     ww = std::max(ww, r.workload.size());
   }
   const int p = static_cast<int>(pw), w = static_cast<int>(ww);
-  absl::StrAppendFormat(&out,
-                        "\nsummary\n  %-*s %-*s %12s %9s %9s %7s %6s %10s %9s %12s %9s\n", p,
-                        "policy", w, "workload", "GPU-seconds", "mean GPUs", "peak GPUs", "SVR %",
-                        "cold", "cost $", "$/1K req", "idle GiB-h", "cold ms/r");
+  absl::StrAppendFormat(&out, "\nsummary\n  %-*s %-*s %12s %9s %9s %7s %6s %10s %9s\n", p, "policy",
+                        w, "workload", "GPU-seconds", "mean GPUs", "peak GPUs", "SVR %", "cold",
+                        "cost $", "$/1K req");
   for (const RunResult& r : runs) {
-    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %9.2f %9d %7.3f %6d %10.4f %9.4f %12.1f %9.3f\n",
-                          p, r.policy, w, r.workload, r.gpu_seconds, r.mean_active_gpus,
+    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %9.2f %9d %7.2f %6d %10.4f %9.4f\n", p,
+                          r.policy, w, r.workload, r.gpu_seconds, r.mean_active_gpus,
                           r.peak_active_gpus, 100 * OverallSvr(r), TotalColdStarts(r), r.cost_usd,
-                          r.cost_per_1k_requests_usd, r.idle_memory_gib_s / 3600,
-                          r.cold_start_ms_per_request);
+                          r.cost_per_1k_requests_usd);
+  }
+  absl::StrAppendFormat(&out, "  %-*s %-*s %12s %12s\n", p, "", w, "", "idle GiB-h", "cold ms/req");
+  for (const RunResult& r : runs) {
+    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %12.3f\n", p, r.policy, w, r.workload,
+                          r.idle_memory_gib_s / 3600, r.cold_start_ms_per_request);
   }
 }
 
