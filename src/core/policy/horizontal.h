@@ -36,6 +36,10 @@ class HorizontalScaler {
   // un-parks one (its share back within one token period) when a request is routed to it.
   // The driver parks the longest-idle instances first. Default: every instance holds its share.
   virtual int ActiveWanted(absl::Time now) const { return Desired(now); }
+  // Added (issue 13, event-driven idle functions): true when a sample at `now` with rps 0 and
+  // nothing queued would change nothing (Observe a no-op for Desired, ActiveWanted and
+  // NextWakeup), so a driver may skip such samples until the next arrival. Default: false.
+  virtual bool QuietSampleIsNoOp(absl::Time now) const { return false; }
 };
 
 }  // namespace sluice::core

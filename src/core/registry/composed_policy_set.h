@@ -33,6 +33,7 @@ struct PolicyParts {
   bool work_conserving = false;
   // Optional (policies with a hybrid scaler, e.g. has-gpu); empty: none.
   std::function<std::unique_ptr<HybridScaler>(const FunctionTraits&)> hybrid;
+  StartTraits start;  // issue 13: how instances start and wake (default: container path)
 };
 
 class ComposedPolicySet final : public PolicySet {
@@ -53,6 +54,7 @@ class ComposedPolicySet final : public PolicySet {
   std::unique_ptr<HybridScaler> MakeHybridScaler(const FunctionTraits& f) const override {
     return parts_.hybrid ? parts_.hybrid(f) : nullptr;
   }
+  StartTraits start_traits() const override { return parts_.start; }
 
  private:
   PolicyParts parts_;

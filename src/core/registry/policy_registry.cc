@@ -16,6 +16,7 @@
 #include "core/registry/longtail_policies.h"
 #include "core/registry/pipeline_baseline_policies.h"
 #include "core/registry/quart_policies.h"
+#include "core/registry/sluice_policies.h"
 
 namespace sluice::core {
 namespace {
@@ -40,6 +41,7 @@ void AddBuiltins(Registry& registry) {
   registry["quart"] = MakeQuartPolicySet;
   registry["inferline"] = MakeInferLinePolicySet;
   registry["cocktail"] = MakeCocktailPolicySet;
+  registry["sluice"] = MakeSluicePolicySet;
 }
 
 Registry& GetRegistry() {

@@ -50,6 +50,22 @@ struct FunctionTraits {
   int max_batch = 1;
   absl::Duration slo = absl::InfiniteDuration();
   Bytes memory;  // GPU memory of one instance
+  // Issue 13: a cold start from the node's host cache with a pre-started process (parameters over
+  // PCIe, no process start), as the caller models it; 0 when unknown.
+  absl::Duration cached_start = absl::ZeroDuration();
+};
+
+// Issue 13: how a set's instances start and wake (defaults: the paper systems' container path).
+struct StartTraits {
+  // A pre-started runtime process takes each new instance: no process / container start on the
+  // critical path of a cold start (the simulator's ColdStartConfig::pool_handoff instead).
+  bool prestarted_pool = false;
+  // The gateway asks for an instance on the first request of a function that has none, instead of
+  // waiting for the scaler's next sample (the runtime gateway's wake from zero).
+  bool wake_from_zero = false;
+  // A parked instance (HorizontalScaler::ActiveWanted) has its SM share back this long after a
+  // request reaches it: one token period of the vertical controller.
+  absl::Duration unpark = absl::ZeroDuration();
 };
 
 // One named allocation scheme. Owns its placement policy (stateful: it may keep indices fed by
@@ -83,6 +99,8 @@ class PolicySet {
   // (limit or token budget); false for static partitions (MPS), where each instance runs at its
   // quota.
   virtual bool work_conserving() const = 0;
+  // Issue 13: how instances start and wake. Default: StartTraits{}.
+  virtual StartTraits start_traits() const { return {}; }
 };
 
 // Builds a policy by registry name from its params. Unknown name -> InvalidArgument naming

@@ -42,7 +42,8 @@ Engine::Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy,
       cluster_(config.cluster),
       shares_(env_, perf, cluster_.gpu_count(), policy_->work_conserving(), *this),
       cpu_used_(cluster_.node_count(), 0),
-      cluster_metrics_(start_, config.horizon) {
+      cluster_metrics_(start_, config.horizon),
+      start_traits_(policy_->start_traits()) {
   for (const core::NodeSpec& n : config.cluster.nodes)
     host_cache_.emplace_back(n.host_memory);
   vertical_ = std::make_unique<VerticalDriver>(env_, *policy_, shares_, cluster_);
@@ -81,6 +82,10 @@ absl::Status Engine::Init(const WorkloadVariant& workload, std::string_view conf
   workload_name_ = workload.name;
   SLUICE_RETURN_IF_ERROR(CheckPipelines(config_file));
   fns_.resize(config_.functions.size());
+  total_held_ = HeldMeter(start_, horizon_);
+  sample_list_.resize(fns_.size());
+  for (size_t i = 0; i < fns_.size(); ++i)
+    sample_list_[i] = static_cast<int>(i);
   for (size_t i = 0; i < config_.functions.size(); ++i) {
     const FunctionConfig& fc = config_.functions[i];
     const WorkloadSpec* spec = &fc.workload;
@@ -139,6 +144,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   f.traits.max_batch = f.max_batch;
   f.traits.slo = fc.slo;
   f.traits.memory = fc.memory;
+  f.traits.cached_start = CachedStart(f);
   f.quota = policy_->QuotaFor(f.traits);
   if (absl::Status s = core::ValidateQuota(f.quota); !s.ok()) {
     return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()),
@@ -200,6 +206,15 @@ void Engine::AddFgdTask(const core::TaskClass& t) {
     }
   }
   fgd_workload_.tasks.push_back(t);
+}
+
+// A cold start from node 0's host cache with a pre-started process: the pool hand-off plus the
+// parameters over PCIe (what a policy with StartTraits::prestarted_pool can expect).
+absl::Duration Engine::CachedStart(const Function& f) const {
+  if (config_.cluster.nodes.empty())
+    return absl::ZeroDuration();
+  return config_.cold_start.pool_handoff +
+         config_.cluster.nodes[0].pcie_bandwidth.TimeFor(f.model->info.param_bytes);
 }
 
 // Requests/s one instance serves at the profiled request share with full batches.
@@ -274,8 +289,11 @@ RunResult Engine::Collect() {
   result.workload = workload_name_;
   std::vector<int64_t> unfinished(fns_.size(), 0);
   for (const auto& inst : instances_) {
-    if (inst->state() != InstanceState::kGone)
-      unfinished[inst->function()] += inst->outstanding();
+    if (inst->state() == InstanceState::kGone)
+      continue;
+    unfinished[inst->function()] += inst->outstanding();
+    if (inst->outstanding() == 0)
+      CountIdle(*inst, horizon_);
   }
   int64_t requests = 0;
   for (size_t i = 0; i < fns_.size(); ++i) {
@@ -293,12 +311,16 @@ RunResult Engine::Collect() {
     r.held_gpu_seconds = f.held.share_seconds(horizon_);
     r.cost_usd = f.held.usd(horizon_);
     r.cost_per_1k_requests_usd = PerThousand(r.cost_usd, r.requests);
+    result.idle_memory_gib_s += r.idle_memory_gib_s;
+    result.cold_start_wait_s += r.cold_start_wait_s;
     result.held_gpu_seconds += r.held_gpu_seconds;
     result.cost_usd += r.cost_usd;
     requests += r.requests;
     result.functions.push_back(std::move(r));
   }
   result.cost_per_1k_requests_usd = PerThousand(result.cost_usd, requests);
+  result.cold_start_ms_per_request =
+      requests > 0 ? result.cold_start_wait_s * 1000 / static_cast<double>(requests) : 0;
   for (size_t p = 0; p < pipes_.size(); ++p)
     result.pipelines.push_back(SummarizePipeline(static_cast<int>(p)));
   cluster_metrics_.Finish(result);

@@ -95,6 +95,8 @@ class Engine : public GpuShareModel::Listener {
     bool is_training() const { return config->training.has_value(); }
     // Scaled by its pipeline's PipelineScaler rather than its own scaler.
     bool pipeline_scaled = false;
+    // In the sample list (Sample visits it); false while its scaler skips quiet samples.
+    bool sampled = true;
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -107,6 +109,7 @@ class Engine : public GpuShareModel::Listener {
   absl::Status StartRun();
   RunResult Collect();
   double DeriveCapacity(const Function& f) const;
+  absl::Duration CachedStart(const Function& f) const;
   void AddFgdTask(const core::TaskClass& t);
 
   // Request path (requests.cc).
@@ -159,8 +162,11 @@ class Engine : public GpuShareModel::Listener {
   std::vector<core::NodeId> CachedOn(const Function& f) const;
 
   // Lifecycle and scaling (lifecycle.cc).
-  absl::Status PlaceInstance(int fn, bool initial);
-  absl::StatusOr<std::vector<core::GpuId>> ChooseGpus(int fn, common::InstanceId iid);
+  // `parked`: placed and started memory-only (core::ParkedQuota()), for scalers whose
+  // ActiveWanted() is below the instances that already hold a share.
+  absl::Status PlaceInstance(int fn, bool initial, bool parked = false);
+  absl::StatusOr<std::vector<core::GpuId>> ChooseGpus(int fn, common::InstanceId iid,
+                                                       const core::SmQuota& quota);
   absl::Status Commit(int fn, common::InstanceId iid, const std::vector<core::GpuId>& gpus,
                       const core::SmQuota& quota);
   void Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpus,
@@ -178,8 +184,29 @@ class Engine : public GpuShareModel::Listener {
   void Retire(int32_t id);
   void ReleaseResources(Instance& inst);
   void Sample();
+  void MergeSampleAdds();
+  bool SampleFunction(int fn, double rps);
   void Reconcile(int fn);
   void ScheduleWakeup(int fn);
+
+  // Memory-only idle instances and the idle / cold-start metrics (parking.cc).
+  // Parks or un-parks fn's warm instances so that ActiveWanted() of them hold their share.
+  void ApplyParking(int fn);
+  // Swaps the quota of a deployed instance in every book (ClusterState, placement, cost, fluid
+  // model) without counting a vertical scaling.
+  void Requota(int32_t id, const core::SmQuota& quota);
+  void Park(int32_t id);
+  void Unpark(int32_t id);
+  // Deployed instances that hold their SM share.
+  int ActiveCount(const Function& f) const;
+  // Something was dispatched to an idle instance / the last request left it.
+  void MarkBusy(Instance& inst);
+  void MarkIdle(Instance& inst);
+  // Adds the idle memory of `inst` since idle_since up to `until` (clipped to the horizon).
+  void CountIdle(const Instance& inst, absl::Time until);
+  // The gateway's wake from zero (StartTraits::wake_from_zero): fn has held requests and no
+  // deployed instance.
+  void WakeFromZero(int fn);
 
   // Hybrid scaling (hybrid.cc): Decide() with the deployed pods, then each action in order; an
   // action the cluster rejects is skipped, counted and logged.
@@ -234,6 +261,10 @@ class Engine : public GpuShareModel::Listener {
   core::TargetWorkload fgd_workload_;
   double allocated_share_ = 0;
   std::vector<double> gpu_usd_per_s_;  // per GPU: its node's price per second
+  core::StartTraits start_traits_;     // the policy's (issue 13)
+  HeldMeter total_held_;               // all functions' held GPU time (large fleets' timeline)
+  std::vector<int> sample_list_;       // functions Sample visits, ascending
+  std::vector<int> sample_adds_;       // functions to merge back in (arrivals since)
   absl::Status error_;
   bool ran_ = false;
 };

@@ -132,6 +132,14 @@ class Instance {
   // CPU workers: the node whose cores it occupies, and how many.
   int cpu_node = -1;
   int cpu_cores = 0;
+  // Memory-only idle (issue 13): parked = resident in GPU memory with core::ParkedQuota() in
+  // place of its SM share (orthogonal to the state: a warm instance may be parked). A parked
+  // instance that receives a request is un-parked at once and starts no batch before `wake_at`.
+  bool parked = false;
+  absl::Time wake_at = absl::InfinitePast();
+  // Since when nothing has been dispatched to it (outstanding() == 0; idle-memory metric and
+  // "park the longest idle first").
+  absl::Time idle_since;
 
  private:
   common::InstanceId id_;

@@ -5,6 +5,7 @@
 // and the reconciliation of the deployed count with Desired(); the GPU time each function holds.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/longtail/parking.h"
 #include "core/serving/scale_in.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/sample_observer.h"
@@ -54,6 +56,7 @@ void Engine::Hold(int fn, const std::vector<core::GpuId>& gpus, const core::SmQu
     usd_per_s += held * gpu_usd_per_s_[g.value()];
   fns_[fn].held.Change(env_.Now(), sign * held * static_cast<double>(gpus.size()),
                        sign * usd_per_s);
+  total_held_.Change(env_.Now(), sign * held * static_cast<double>(gpus.size()), sign * usd_per_s);
 }
 
 void Engine::ReportCluster() {
@@ -61,17 +64,23 @@ void Engine::ReportCluster() {
                           static_cast<int>(cluster_.active_gpus().size()));
 }
 
-absl::Status Engine::PlaceInstance(int fn, bool initial) {
+absl::Status Engine::PlaceInstance(int fn, bool initial, bool parked) {
   const common::InstanceId iid(static_cast<int64_t>(instances_.size()));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid));
   const Function& f = fns_[fn];
-  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus, f.quota));
-  Launch(fn, iid, std::move(gpus), f.quota, f.max_batch, initial);
+  const core::SmQuota quota = parked ? core::ParkedQuota() : f.quota;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<core::GpuId> gpus, ChooseGpus(fn, iid, quota));
+  SLUICE_RETURN_IF_ERROR(Commit(fn, iid, gpus, quota));
+  Launch(fn, iid, std::move(gpus), quota, f.max_batch, initial);
+  if (parked) {
+    instances_.back()->parked = true;
+    fns_[fn].metrics.OnPark();
+  }
   return absl::OkStatus();
 }
 
 // Asks the policy and checks the answer: `gpus` distinct, known GPUs.
-absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::InstanceId iid) {
+absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::InstanceId iid,
+                                                             const core::SmQuota& quota) {
   const Function& f = fns_[fn];
   const FunctionConfig& fc = *f.config;
   core::InstanceDemand d;
@@ -80,7 +89,7 @@ absl::StatusOr<std::vector<core::GpuId>> Engine::ChooseGpus(int fn, common::Inst
   d.kind = f.traits.kind;
   d.gpus = fc.training ? fc.training->workers : fc.gpus;
   d.memory_per_gpu = fc.memory;
-  d.quota = f.quota;
+  d.quota = quota;
   d.same_node = fc.training ? fc.training->same_node : false;
   if (f.stage != nullptr) {
     d.pipeline_stage = f.stage->index;
@@ -140,6 +149,7 @@ void Engine::Launch(int fn, common::InstanceId iid, std::vector<core::GpuId> gpu
                       f.model->info.kind == core::FunctionKind::kLlmInference);
   f.deployed.push_back(id);
   inst.placed_at = env_.Now();
+  inst.idle_since = inst.placed_at;
   if (f.stage != nullptr) {
     f.stage->gpu_replicas.Add(inst.placed_at, 1);
     f.stage->servers.Add(inst.placed_at, 1);
@@ -187,7 +197,9 @@ absl::Duration Engine::ColdStartTime(const Function& f, const std::vector<core::
     load = std::max(load, bw.TimeFor(core::Bytes(std::llround(bytes))));
   }
   *host_cache_hit = all_hit;
-  return config_.cold_start.container_start + load;
+  const absl::Duration process = start_traits_.prestarted_pool ? config_.cold_start.pool_handoff
+                                                                : config_.cold_start.container_start;
+  return process + load;
 }
 
 void Engine::BecomeWarm(int32_t id) {
@@ -262,6 +274,8 @@ void Engine::Retire(int32_t id) {
 
 void Engine::ReleaseResources(Instance& inst) {
   const int32_t id = static_cast<int32_t>(inst.id().value());
+  if (inst.outstanding() == 0)
+    CountIdle(inst, env_.Now());
   if (StageState* st = fns_[inst.function()].stage.get(); st != nullptr)
     st->servers.Add(env_.Now(), -1);
   if (inst.is_cpu()) {
@@ -280,41 +294,84 @@ void Engine::ReleaseResources(Instance& inst) {
   ReportCluster();
 }
 
+// Functions visited at this sample: the sample list (every function, minus those whose scaler
+// said quiet samples are no-ops and that had nothing going on), plus the ones that had arrivals
+// since, merged back in function order so that reconciliation order never depends on skipping.
+void Engine::MergeSampleAdds() {
+  if (sample_adds_.empty())
+    return;
+  std::sort(sample_adds_.begin(), sample_adds_.end());
+  std::vector<int> merged;
+  merged.reserve(sample_list_.size() + sample_adds_.size());
+  std::merge(sample_list_.begin(), sample_list_.end(), sample_adds_.begin(), sample_adds_.end(),
+             std::back_inserter(merged));
+  sample_list_ = std::move(merged);
+  sample_adds_.clear();
+}
+
+// One function's sample: the load sample to its scaler, reconciliation, its next wake-up.
+// Returns whether the function may leave the sample list (nothing going on and the scaler
+// skips quiet samples from the next one on).
+bool Engine::SampleFunction(int fn, double rps) {
+  Function& f = fns_[fn];
+  if (f.is_training() || after_horizon_ || f.pipeline_scaled)
+    return false;
+  core::LoadSample s;
+  s.at = env_.Now();
+  s.rps = rps;
+  s.instances = static_cast<int>(f.deployed.size());
+  s.capacity_rps_per_instance = f.traits.capacity_rps;
+  s.queued = static_cast<int>(f.gateway.held.size());
+  for (int32_t id : f.deployed)
+    s.queued += static_cast<int>(instances_[id]->queue.size());
+  if (f.hybrid != nullptr) {
+    f.hybrid->Observe(s);
+  } else {
+    f.scaler->Observe(s);
+  }
+  Reconcile(fn);
+  ScheduleWakeup(fn);
+  return f.hybrid == nullptr && f.stage == nullptr && rps == 0 && s.queued == 0 &&
+         f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval);
+}
+
 void Engine::Sample() {
   const absl::Time now = env_.Now();
   if (const SampleObserver* observer = CurrentSampleObserver()) {  // progress display only
     (*observer)(now - start_, static_cast<int64_t>(env_.events_run()));
   }
   const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
-  std::vector<int> counts(fns_.size(), 0);
-  std::vector<double> rps(fns_.size(), 0.0);
-  for (size_t i = 0; i < fns_.size(); ++i) {
-    Function& f = fns_[i];
-    rps[i] = static_cast<double>(f.interval_arrivals) / interval_s;
+  // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
+  const bool per_function = fns_.size() <= kTimelineFunctionColumns;
+  std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+  MergeSampleAdds();
+  size_t kept = 0;
+  for (size_t k = 0; k < sample_list_.size(); ++k) {
+    const int fn = sample_list_[k];
+    Function& f = fns_[fn];
+    const double r = static_cast<double>(f.interval_arrivals) / interval_s;
     f.interval_arrivals = 0;
-    if (f.is_training() || after_horizon_ || f.pipeline_scaled)
-      continue;
-    core::LoadSample s;
-    s.at = now;
-    s.rps = rps[i];
-    s.instances = static_cast<int>(f.deployed.size());
-    s.capacity_rps_per_instance = f.traits.capacity_rps;
-    s.queued = static_cast<int>(f.gateway.held.size());
-    for (int32_t id : f.deployed)
-      s.queued += static_cast<int>(instances_[id]->queue.size());
-    if (f.hybrid != nullptr) {
-      f.hybrid->Observe(s);
+    if (!rps.empty())
+      rps[fn] = r;
+    if (SampleFunction(fn, r)) {
+      f.sampled = false;
     } else {
-      f.scaler->Observe(s);
+      sample_list_[kept++] = fn;
     }
-    Reconcile(static_cast<int>(i));
-    ScheduleWakeup(static_cast<int>(i));
   }
+  sample_list_.resize(kept);
   SamplePipelines(rps);
   double cost = 0;
-  for (size_t i = 0; i < fns_.size(); ++i) {
-    counts[i] = static_cast<int>(fns_[i].deployed.size());
-    cost += fns_[i].held.usd(now);
+  std::vector<int> counts;
+  if (per_function) {
+    counts.assign(fns_.size(), 0);
+    for (size_t i = 0; i < fns_.size(); ++i) {
+      counts[i] = static_cast<int>(fns_[i].deployed.size());
+      cost += fns_[i].held.usd(now);
+    }
+  } else {
+    cost = total_held_.usd(now);
+    rps.clear();
   }
   cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps), cost);
   const absl::Time next = now + config_.sample_interval;
@@ -331,8 +388,9 @@ void Engine::Reconcile(int fn) {
     return;
   }
   const int desired = std::max(0, f.scaler->Desired(env_.Now()));
+  const int active = f.scaler->ActiveWanted(env_.Now());
   while (static_cast<int>(f.deployed.size()) < desired) {
-    absl::Status s = PlaceInstance(fn, /*initial=*/false);
+    absl::Status s = PlaceInstance(fn, /*initial=*/false, /*parked=*/ActiveCount(f) >= active);
     if (absl::IsResourceExhausted(s)) {
       Log(fn, "place_failed deployed=", f.deployed.size(), " desired=", desired);
       break;
@@ -353,6 +411,7 @@ void Engine::Reconcile(int fn) {
     for (int64_t id : core::PickScaleIn(std::move(candidates), excess))
       Drain(static_cast<int32_t>(id));
   }
+  ApplyParking(fn);
 }
 
 void Engine::ScheduleWakeup(int fn) {

@@ -65,6 +65,12 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duratio
   r.cold_starts = cold_starts_;
   r.vertical_scalings = vertical_scalings_;
   r.rejected_actions = rejected_actions_;
+  r.idle_memory_gib_s = idle_memory_gib_s_;
+  r.cold_start_wait_s = cold_start_wait_s_;
+  r.cold_start_ms_per_request =
+      requests_ == 0 ? 0 : cold_start_wait_s_ * 1000 / static_cast<double>(requests_);
+  r.parks = parks_;
+  r.unparks = unparks_;
   // Three selections instead of a sort: O(n) each, on a shrinking suffix.
   std::vector<double> v = latency_ms_;
   r.p50_ms = Select(v, 0, 0.50);

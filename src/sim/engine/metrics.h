@@ -16,7 +16,11 @@
 //    same integral weighted by each GPU's price per second (HeldMeter);
 //  - mean active GPUs = integral of the active count over [0, horizon] / horizon; peak = maximum
 //    reached at any time in [0, horizon];
-//  - fragmentation (Dilu §5.5 SM and memory, FGD ratio) = mean over the timeline samples.
+//  - fragmentation (Dilu §5.5 SM and memory, FGD ratio) = mean over the timeline samples;
+//  - idle memory (issue 13) = integral over [0, horizon] of the GPU memory (GiB, all its GPUs)
+//    of each placed instance while nothing is dispatched to it (loading, idle warm, parked);
+//  - cold-start wait = time requests spent held at the gateway while their function had no warm
+//    instance, plus the un-parking delay of requests that reached a parked instance.
 #ifndef SLUICE_SIM_ENGINE_METRICS_H_
 #define SLUICE_SIM_ENGINE_METRICS_H_
 
@@ -46,6 +50,10 @@ class FunctionMetrics {
   void OnColdStart() { ++cold_starts_; }
   void OnVerticalScaling() { ++vertical_scalings_; }
   void OnRejectedAction() { ++rejected_actions_; }
+  void OnIdleMemory(double gib_s) { idle_memory_gib_s_ += gib_s; }
+  void OnColdStartWait(absl::Duration d) { cold_start_wait_s_ += absl::ToDoubleSeconds(d); }
+  void OnPark() { ++parks_; }
+  void OnUnpark() { ++unparks_; }
   void SetTraining(double iters_per_s, double jct_s) {
     iters_per_s_ = iters_per_s;
     jct_s_ = jct_s;
@@ -69,6 +77,10 @@ class FunctionMetrics {
   int64_t cold_starts_ = 0;
   int64_t vertical_scalings_ = 0;
   int64_t rejected_actions_ = 0;
+  double idle_memory_gib_s_ = 0;
+  double cold_start_wait_s_ = 0;
+  int64_t parks_ = 0;
+  int64_t unparks_ = 0;
   double sum_ms_ = 0;
   double iters_per_s_ = 0;
   double jct_s_ = 0;

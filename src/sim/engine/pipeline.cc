@@ -259,6 +259,8 @@ void Engine::Deliver(Instance& inst, const Request& r) {
   pr.to = static_cast<int32_t>(inst.id().value());
   pr.req = r;
   const int64_t old = inst.outstanding();
+  if (old == 0)
+    MarkBusy(inst);
   ++inst.inbound;
   if (inst.state() == InstanceState::kWarm)
     fns_[inst.function()].gateway.UpdateLoad(pr.to, old, old + 1);

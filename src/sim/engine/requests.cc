@@ -26,6 +26,10 @@ void Engine::OnArrival(int fn, const Arrival& a) {
   Function& f = fns_[fn];
   f.metrics.OnArrival();
   ++f.interval_arrivals;
+  if (!f.sampled) {  // back into the sample list at the next sample
+    f.sampled = true;
+    sample_adds_.push_back(fn);
+  }
   Request r{a.at, a.prompt_tokens, a.output_tokens};
   if (f.stage != nullptr) {  // a pipeline's first stage
     r.pipe = NewPipeRequest(a.at);
@@ -40,6 +44,8 @@ void Engine::Dispatch(int fn, const Request& r) {
   if (!target) {
     f.gateway.held.push_back(r);
     Waiting(fn, +1);
+    if (f.deployed.empty())
+      WakeFromZero(fn);
     return;
   }
   Instance& inst = *instances_[*target];
@@ -49,6 +55,8 @@ void Engine::Dispatch(int fn, const Request& r) {
 
 void Engine::Enqueue(Instance& inst, const Request& r) {
   const int64_t old = inst.outstanding();
+  if (old == 0)
+    MarkBusy(inst);
   inst.queue.push_back(r);
   Waiting(inst.function(), +1);
   if (inst.state() == InstanceState::kWarm) {
@@ -66,6 +74,7 @@ void Engine::FlushHeld(int fn) {
     const Request r = f.gateway.held.front();
     f.gateway.held.pop_front();
     Waiting(fn, -1);
+    f.metrics.OnColdStartWait(env_.Now() - r.arrival);
     Deliver(*instances_[id], r);
     touched.push_back(id);
   }
@@ -83,11 +92,13 @@ void Engine::MaybeStartBatch(Instance& inst) {
     return;
   const Function& f = fns_[inst.function()];
   const absl::Time now = env_.Now();
-  const absl::Time due =
+  // A just un-parked instance starts nothing before its share is back (wake_at).
+  const absl::Time due = std::max(
+      inst.wake_at,
       st == InstanceState::kDraining
           ? now
           : core::BatchDueAt(now, static_cast<int64_t>(inst.queue.size()),
-                             inst.queue.front().arrival, inst.max_batch, f.config->max_queue_delay);
+                             inst.queue.front().arrival, inst.max_batch, f.config->max_queue_delay));
   if (due <= now) {
     if (inst.batch_timer != 0)
       env_.Cancel(inst.batch_timer);
@@ -181,6 +192,8 @@ void Engine::FinishBatch(Instance& inst) {
   for (const Request& r : done)
     StageDone(inst.function(), r, id);
   MaybeStartBatch(inst);
+  if (inst.outstanding() == 0)
+    MarkIdle(inst);
   if (inst.state() == InstanceState::kDraining && inst.idle())
     Retire(id);
 }

@@ -92,6 +92,13 @@ struct ColdStartConfig {
   // parameters from storage when its node's host cache does not hold them (0 by default: QUART's
   // CPU compensator gives a running stage more cores; the worker maps the cached parameters).
   absl::Duration cpu_worker_start = absl::ZeroDuration();
+  // Added (issue 13): the cold start's stages as the runtime measures them: process start, then
+  // the parameter load (host cache over PCIe, or storage), then the first batch (simulated as any
+  // batch). Policies with a pre-started process pool (core::StartTraits::prestarted_pool) pay
+  // `pool_handoff` (handing the instance to an already running runtime process with its CUDA
+  // context) instead of `container_start`. Default 10 ms: an assumption until i13-cold's
+  // platform measurement lands (docs/longtail.md "Cold-start stages" cites the source).
+  absl::Duration pool_handoff = absl::Milliseconds(10);
 };
 
 // A named variant of the workloads (runs = workload variants x policies).
@@ -144,6 +151,16 @@ struct FunctionResult {
   double p50_ms = 0, p95_ms = 0, p99_ms = 0, mean_ms = 0;
   double svr = 0;             // fraction of requests over SLO (dropped count as violations)
   int64_t cold_starts = 0;
+  // Issue 13 cost metrics (src/sim/experiment/README.md names the output fields):
+  // GPU memory held by idle instances (placed, nothing dispatched to them: loading, warm with no
+  // request, parked) integrated over [0, horizon], in GiB-seconds;
+  double idle_memory_gib_s = 0;
+  // seconds requests waited for an instance to start or wake: held at the gateway while none
+  // was warm, plus un-parking delays; and that total / requests (ms per request).
+  double cold_start_wait_s = 0;
+  double cold_start_ms_per_request = 0;
+  int64_t parks = 0;    // instances parked (memory-only idle)
+  int64_t unparks = 0;  // parked instances woken
   // Hybrid scalers (core::HybridScaler): quota changes applied to running instances, and actions
   // the engine skipped because the cluster (or the function's shape) rejected them.
   int64_t vertical_scalings = 0;
@@ -163,6 +180,10 @@ struct FunctionResult {
   std::vector<double> sweep_svr;
 };
 
+// Fleets of at most this many functions get per-function timeline columns (instances, rps);
+// larger ones (long-tail fleets) keep the cluster columns only.
+inline constexpr size_t kTimelineFunctionColumns = 100;
+
 // One row of the per-interval timeline (CSV with --out).
 struct TimelineRow {
   double t_s = 0;
@@ -171,8 +192,8 @@ struct TimelineRow {
   double cost_usd = 0;         // cost of the GPU time held so far (cumulative, all functions)
   double sm_fragmentation = 0;
   double mem_fragmentation = 0;
-  std::vector<int> instances;  // per function, in SimConfig order
-  std::vector<double> rps;     // per function
+  std::vector<int> instances;  // per function, in SimConfig order (empty: > 100 functions)
+  std::vector<double> rps;     // per function (empty: > 100 functions)
 };
 
 // Per stage of a pipeline, over the run.
@@ -211,7 +232,12 @@ struct RunResult {
   double cost_usd = 0;
   double cost_per_1k_requests_usd = 0;
   int peak_active_gpus = 0;
-  double mean_active_gpus = 0;
+  double mean_active_gpus = 0;  // a GPU is active while any instance (parked too) resides on it
+  // Issue 13: sums over the inference functions of the fields of the same names; the ms per
+  // request divides by all their requests.
+  double idle_memory_gib_s = 0;
+  double cold_start_wait_s = 0;
+  double cold_start_ms_per_request = 0;
   double sm_fragmentation = 0;   // time-averaged, cluster-wide
   double mem_fragmentation = 0;
   double fgd_fragmentation = 0;  // FGD's measure, time-averaged

@@ -33,11 +33,15 @@ absl::Status ParseColdStart(const StrictMap& top, ColdStartConfig& cs) {
   if (!top.Has("cold_start")) return absl::OkStatus();
   SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(top.Get("cold_start"), top.file(),
                                                          "cold_start",
-                                                         {"container_start_s", "host_cache"}));
+                                                         {"container_start_s", "host_cache",
+                                                          "pool_handoff_ms"}));
   SLUICE_ASSIGN_OR_RETURN(double start, m.Double("container_start_s", Range::kNonNegative,
                                                  absl::ToDoubleSeconds(cs.container_start)));
   cs.container_start = absl::Seconds(start);
   SLUICE_ASSIGN_OR_RETURN(cs.host_cache, m.Bool("host_cache", cs.host_cache));
+  SLUICE_ASSIGN_OR_RETURN(double handoff, m.Double("pool_handoff_ms", Range::kNonNegative,
+                                                   absl::ToDoubleMilliseconds(cs.pool_handoff)));
+  cs.pool_handoff = absl::Milliseconds(handoff);
   return absl::OkStatus();
 }
 

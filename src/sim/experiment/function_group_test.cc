@@ -145,7 +145,7 @@ TEST(ShippedLongTailTest, LongTail500Loads) {
     per_minute += f.workload.longtail.rate_rps <= 1.0 / 60 * (1 + 1e-9);
   }
   EXPECT_NEAR(per_minute / 500.0, 0.81, 1.5 / 500 + 1e-9);
-  EXPECT_EQ(c->policies.size(), 7u);
+  EXPECT_EQ(c->policies.size(), 8u);  // + sluice
 }
 
 }  // namespace

@@ -84,6 +84,11 @@ Json FunctionJson(const SimConfig& config, const FunctionResult& f,
   j["held_gpu_seconds"] = Number(f.held_gpu_seconds);
   j["cost_usd"] = Number(f.cost_usd);
   j["cost_per_1k_requests_usd"] = Number(f.cost_per_1k_requests_usd);
+  j["idle_memory_gib_s"] = Number(f.idle_memory_gib_s);
+  j["cold_start_wait_s"] = Number(f.cold_start_wait_s);
+  j["cold_start_ms_per_request"] = Number(f.cold_start_ms_per_request);
+  j["parks"] = f.parks;
+  j["unparks"] = f.unparks;
   if (IsTraining(config, f.name)) {
     j["training_iters_per_s"] = Number(f.training_iters_per_s);
     j["jct_s"] = Number(f.jct_s);
@@ -108,6 +113,12 @@ double OverallSvr(const RunResult& run) {
 int64_t TotalColdStarts(const RunResult& run) {
   int64_t n = 0;
   for (const FunctionResult& f : run.functions) n += f.cold_starts;
+  return n;
+}
+
+int64_t TotalRequests(const RunResult& run) {
+  int64_t n = 0;
+  for (const FunctionResult& f : run.functions) n += f.requests;
   return n;
 }
 
@@ -175,6 +186,11 @@ void AppendComparison(std::span<const RunResult> runs, std::string& out) {
                           r.peak_active_gpus, 100 * OverallSvr(r), TotalColdStarts(r), r.cost_usd,
                           r.cost_per_1k_requests_usd);
   }
+  absl::StrAppendFormat(&out, "  %-*s %-*s %12s %12s\n", p, "", w, "", "idle GiB-h", "cold ms/req");
+  for (const RunResult& r : runs) {
+    absl::StrAppendFormat(&out, "  %-*s %-*s %12.1f %12.3f\n", p, r.policy, w, r.workload,
+                          r.idle_memory_gib_s / 3600, r.cold_start_ms_per_request);
+  }
 }
 
 }  // namespace
@@ -194,6 +210,12 @@ Json RunJson(const SimConfig& config, const RunResult& run,
   j["mem_fragmentation"] = Number(run.mem_fragmentation);
   j["fgd_fragmentation"] = Number(run.fgd_fragmentation);
   j["events"] = run.events;
+  j["svr"] = Number(OverallSvr(run));
+  j["requests"] = TotalRequests(run);
+  j["cold_starts"] = TotalColdStarts(run);
+  j["idle_memory_gib_s"] = Number(run.idle_memory_gib_s);
+  j["cold_start_wait_s"] = Number(run.cold_start_wait_s);
+  j["cold_start_ms_per_request"] = Number(run.cold_start_ms_per_request);
   Json functions = Json::array();
   for (const FunctionResult& f : run.functions) {
     functions.push_back(FunctionJson(config, f, profiles));
@@ -236,6 +258,10 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
                           r.sm_fragmentation, r.mem_fragmentation, r.fgd_fragmentation);
     absl::StrAppendFormat(&out, "  cost $%.4f for %.1f GPU-seconds held | $%.4f per 1K requests\n",
                           r.cost_usd, r.held_gpu_seconds, r.cost_per_1k_requests_usd);
+    absl::StrAppendFormat(&out, "  idle instances held %.1f GiB-hours | cold-start wait %.3f ms per "
+                          "request (%.1f s in all)\n",
+                          r.idle_memory_gib_s / 3600, r.cold_start_ms_per_request,
+                          r.cold_start_wait_s);
     AppendFunctionRows(config, r, static_cast<int>(width), out);
     AppendPipelineTables(config, r, out);
   }
@@ -246,20 +272,38 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
 
 std::string TimelineCsv(const SimConfig& config, const RunResult& run) {
   std::string out = "t_s,active_gpus,allocated_share,sm_fragmentation,mem_fragmentation,cost_usd";
-  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_instances");
-  for (const FunctionConfig& f : config.functions) absl::StrAppend(&out, ",", f.name, "_rps");
+  // Per-function columns only for fleets the engine samples per function (kTimelineFunctionColumns).
+  const size_t n = config.functions.size() <= kTimelineFunctionColumns ? config.functions.size() : 0;
+  for (size_t i = 0; i < n; ++i) absl::StrAppend(&out, ",", config.functions[i].name, "_instances");
+  for (size_t i = 0; i < n; ++i) absl::StrAppend(&out, ",", config.functions[i].name, "_rps");
   out += "\n";
   for (const TimelineRow& row : run.timeline) {
     absl::StrAppendFormat(&out, "%.6f,%d,%.6g,%.6g,%.6g,%.6g", row.t_s, row.active_gpus,
                           row.allocated_share, row.sm_fragmentation, row.mem_fragmentation,
                           row.cost_usd);
-    for (size_t i = 0; i < config.functions.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       absl::StrAppend(&out, ",", i < row.instances.size() ? row.instances[i] : 0);
     }
-    for (size_t i = 0; i < config.functions.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       absl::StrAppendFormat(&out, ",%.6g", i < row.rps.size() ? row.rps[i] : 0.0);
     }
     out += "\n";
+  }
+  return out;
+}
+
+std::string SummaryCsv(std::span<const RunResult> runs) {
+  std::string out =
+      "policy,workload,requests,svr,cold_starts,mean_active_gpus,peak_active_gpus,gpu_seconds,"
+      "held_gpu_seconds,cost_usd,cost_per_1k_requests_usd,idle_memory_gib_s,cold_start_wait_s,"
+      "cold_start_ms_per_request,events\n";
+  for (const RunResult& r : runs) {
+    absl::StrAppendFormat(&out, "%s,%s,%d,%.9g,%d,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d\n",
+                          r.policy, r.workload, TotalRequests(r), OverallSvr(r),
+                          TotalColdStarts(r), r.mean_active_gpus, r.peak_active_gpus,
+                          r.gpu_seconds, r.held_gpu_seconds, r.cost_usd,
+                          r.cost_per_1k_requests_usd, r.idle_memory_gib_s, r.cold_start_wait_s,
+                          r.cold_start_ms_per_request, r.events);
   }
   return out;
 }
@@ -291,6 +335,7 @@ absl::Status WriteOutputDir(const std::string& dir, const SimConfig& config,
   const std::filesystem::path base(dir);
   SLUICE_RETURN_IF_ERROR(WriteTextFile((base / "summary.json").string(),
                                        SummaryJsonText(config, runs, profiles)));
+  SLUICE_RETURN_IF_ERROR(WriteTextFile((base / "summary.csv").string(), SummaryCsv(runs)));
   for (const RunResult& r : runs) {
     SLUICE_RETURN_IF_ERROR(
         WriteTextFile((base / TimelineFileName(r)).string(), TimelineCsv(config, r)));

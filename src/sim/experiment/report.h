@@ -47,9 +47,14 @@ std::string SummaryTable(const SimConfig& config, std::span<const RunResult> run
 std::string TimelineCsv(const SimConfig& config, const RunResult& run);
 // "<policy>_<workload>_timeline.csv".
 std::string TimelineFileName(const RunResult& run);
+// One row per run: policy, workload, requests, svr (requests-weighted, dropped count),
+// cold_starts, mean/peak_active_gpus, gpu_seconds, held_gpu_seconds, cost_usd,
+// cost_per_1k_requests_usd, idle_memory_gib_s, cold_start_wait_s, cold_start_ms_per_request,
+// events (the run JSON's fields of the same names; src/sim/experiment/README.md).
+std::string SummaryCsv(std::span<const RunResult> runs);
 
-// Creates `dir` (and parents) and writes summary.json and one TimelineCsv per run. Errors name
-// the path that could not be written.
+// Creates `dir` (and parents) and writes summary.json, summary.csv and one TimelineCsv per run.
+// Errors name the path that could not be written.
 [[nodiscard]] absl::Status WriteOutputDir(const std::string& dir, const SimConfig& config,
                                           std::span<const RunResult> runs,
                                           std::span<const ProfiledFunction> profiles = {});

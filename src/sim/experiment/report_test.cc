@@ -96,7 +96,9 @@ TEST(ReportTest, JsonFollowsTheContract) {
   EXPECT_THAT(Keys(run), ElementsAre("policy", "workload", "gpu_seconds", "held_gpu_seconds",
                                      "cost_usd", "cost_per_1k_requests_usd", "peak_active_gpus",
                                      "mean_active_gpus", "sm_fragmentation", "mem_fragmentation",
-                                     "fgd_fragmentation", "events", "functions"));
+                                     "fgd_fragmentation", "events", "svr", "requests",
+                                     "cold_starts", "idle_memory_gib_s", "cold_start_wait_s",
+                                     "cold_start_ms_per_request", "functions"));
   EXPECT_EQ(run["policy"], "mps-r");
   EXPECT_EQ(run["gpu_seconds"], 1234.5);
   EXPECT_EQ(run["cost_usd"], 2.48);
@@ -105,7 +107,9 @@ TEST(ReportTest, JsonFollowsTheContract) {
   EXPECT_THAT(Keys(bert), ElementsAre("name", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
                                       "svr", "cold_starts", "throughput_rps", "completed",
                                       "dropped", "vertical_scalings", "rejected_actions",
-                                      "held_gpu_seconds", "cost_usd", "cost_per_1k_requests_usd"));
+                                      "held_gpu_seconds", "cost_usd", "cost_per_1k_requests_usd",
+                                      "idle_memory_gib_s", "cold_start_wait_s",
+                                      "cold_start_ms_per_request", "parks", "unparks"));
   EXPECT_EQ(bert["svr"], 0.02);
   EXPECT_EQ(bert["vertical_scalings"], 7);
   EXPECT_EQ(bert["cost_usd"], 1.24);
@@ -169,6 +173,25 @@ TEST(ReportTest, TimelineCsvHasAColumnPerFunction) {
   EXPECT_EQ(TimelineFileName(MakeRun("MPS-l")), "MPS-l_default_timeline.csv");
 }
 
+TEST(ReportTest, SummaryCsvHasOneRowPerRunWithTheParetoFields) {
+  RunResult r = MakeRun("sluice");
+  r.idle_memory_gib_s = 7200;
+  r.cold_start_wait_s = 3;
+  r.cold_start_ms_per_request = 0.5;
+  std::istringstream in(SummaryCsv(std::vector<RunResult>{r}));
+  std::string header, row, extra;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_EQ(header,
+            "policy,workload,requests,svr,cold_starts,mean_active_gpus,peak_active_gpus,"
+            "gpu_seconds,held_gpu_seconds,cost_usd,cost_per_1k_requests_usd,idle_memory_gib_s,"
+            "cold_start_wait_s,cold_start_ms_per_request,events");
+  EXPECT_THAT(row, testing::StartsWith("sluice,default,"));
+  EXPECT_THAT(row, HasSubstr(",3.25,"));  // mean active GPUs
+  EXPECT_THAT(row, HasSubstr(",7200,3,0.5,"));
+  EXPECT_FALSE(std::getline(in, extra));
+}
+
 TEST(ReportTest, WriteOutputDirWritesSummaryAndTimelines) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "report_out" / "x";
   std::filesystem::remove_all(dir);
@@ -180,6 +203,10 @@ TEST(ReportTest, WriteOutputDirWritesSummaryAndTimelines) {
   EXPECT_EQ(text.str(), SummaryJsonText(Config(), runs));
   EXPECT_TRUE(std::filesystem::exists(dir / "exclusive_default_timeline.csv"));
   EXPECT_TRUE(std::filesystem::exists(dir / "mps-r_default_timeline.csv"));
+  std::ifstream csv(dir / "summary.csv");
+  std::stringstream csv_text;
+  csv_text << csv.rdbuf();
+  EXPECT_EQ(csv_text.str(), SummaryCsv(runs));
   const absl::Status bad = WriteOutputDir("/proc/no/such/dir", Config(), runs);
   EXPECT_FALSE(bad.ok());
   EXPECT_THAT(bad.message(), HasSubstr("/proc/no/such/dir"));

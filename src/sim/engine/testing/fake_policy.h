@@ -94,10 +94,20 @@ class FirstFitPlacement : public core::PlacementPolicy {
 };
 
 // Desired() follows a script of (time, count) steps; before the first step: `initial`.
+// ActiveWanted() follows `active` steps the same way (empty: Desired()).
 class ScriptedScaler : public core::HorizontalScaler {
  public:
-  ScriptedScaler(int initial, std::vector<std::pair<absl::Time, int>> steps)
-      : initial_(initial), steps_(std::move(steps)) {}
+  ScriptedScaler(int initial, std::vector<std::pair<absl::Time, int>> steps,
+                 std::vector<std::pair<absl::Time, int>> active = {})
+      : initial_(initial), steps_(std::move(steps)), active_(std::move(active)) {}
+  int ActiveWanted(absl::Time now) const override {
+    int d = Desired(now);
+    for (const auto& [t, n] : active_) {
+      if (t <= now)
+        d = n;
+    }
+    return d;
+  }
   std::string_view name() const override { return "scripted"; }
   void Observe(const core::LoadSample& s) override { samples.push_back(s); }
   int Desired(absl::Time now) const override {
@@ -113,6 +123,7 @@ class ScriptedScaler : public core::HorizontalScaler {
  private:
   int initial_;
   std::vector<std::pair<absl::Time, int>> steps_;
+  std::vector<std::pair<absl::Time, int>> active_;
 };
 
 // Issues fixed fractions of max_tokens (cap_fraction), or the limit when < 0; records calls.
@@ -147,6 +158,9 @@ struct FakePolicyOptions {
   // Per function id: scaler script (missing = keep min_instances).
   std::vector<std::vector<std::pair<absl::Time, int>>> scripts;
   std::vector<ScriptedScaler*>* scalers_out = nullptr;  // borrowed pointers to made scalers
+  // Per function id: ActiveWanted script (missing: Desired). Issue 13.
+  std::vector<std::vector<std::pair<absl::Time, int>>> active_scripts;
+  core::StartTraits start;  // start_traits()
   std::vector<core::InstanceDemand>* demands_out = nullptr;  // every demand placed
   // When set, MakeHybridScaler(traits) returns hybrid(traits) (may be null: horizontal then).
   std::function<std::unique_ptr<core::HybridScaler>(const core::FunctionTraits&)> hybrid;
@@ -171,7 +185,9 @@ class FakePolicySet : public core::PolicySet {
     const size_t id = static_cast<size_t>(f.id.value());
     auto s = std::make_unique<ScriptedScaler>(
         f.min_instances,
-        id < o_.scripts.size() ? o_.scripts[id] : std::vector<std::pair<absl::Time, int>>{});
+        id < o_.scripts.size() ? o_.scripts[id] : std::vector<std::pair<absl::Time, int>>{},
+        id < o_.active_scripts.size() ? o_.active_scripts[id]
+                                      : std::vector<std::pair<absl::Time, int>>{});
     if (o_.scalers_out != nullptr)
       o_.scalers_out->push_back(s.get());
     return s;
@@ -191,6 +207,7 @@ class FakePolicySet : public core::PolicySet {
     return o_.pipeline ? o_.pipeline(stages, stage_traits, slo) : nullptr;
   }
   bool work_conserving() const override { return o_.work_conserving; }
+  core::StartTraits start_traits() const override { return o_.start; }
 
  private:
   FakePolicyOptions o_;
