@@ -1,4 +1,6 @@
 // `sluice controller`: flags mirror ControllerOptions (units in the flag names).
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -71,6 +73,14 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
     f->o.profile_ready_timeout = absl::Seconds(f->profile_timeout_s);
     f->o.lazy.window = absl::Seconds(f->lazy_window_s);
     f->o.drain_timeout = absl::Milliseconds(f->drain_timeout_ms);
+    // Lost leadership: exit so the supervisor restarts this controller as a follower (its
+    // in-memory state is stale); instances live on the agents and are re-adopted by the leader.
+    f->o.on_deposed = [] {
+      std::fprintf(stderr, "controller: lost the leader lease; exiting (status 75) to rejoin "
+                           "as a follower\n");
+      std::fflush(nullptr);
+      std::_Exit(75);
+    };
     exit_code = RunUntilSignal<ControllerDaemon>("controller",
                                                  [&] { return ControllerDaemon::Start(f->o); });
   });

@@ -61,6 +61,8 @@ void ControllerCore::ClusterTick() {
                    "restart it to follow again");
         deposed_ = true;
         acting_ = false;
+        if (options_.on_deposed)
+          options_.on_deposed();
         break;
       case LeaderElection::Change::kNone:
         break;

@@ -3,6 +3,7 @@
 // answering 503 naming it), the follower taking over after the leader "crashes" and re-adopting
 // every instance without restarting any; nodes joining through the store and a lost node's
 // instances re-placed on the others.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <set>
@@ -161,6 +162,21 @@ TEST_F(ControllerClusterTest, FollowerNamesTheLeaderThenTakesOverWithoutRestarts
   EXPECT_EQ(agent_->instances().size(), started_before) << "an instance was started anew";
   EXPECT_TRUE(ServingDeletes().empty()) << "an instance was stopped";
   EXPECT_EQ(Describe("f")["state"], "ready");
+}
+
+// A leader whose lease is gone (revoked here; in life: a partition longer than the ttl) stops
+// acting and calls on_deposed, which `sluice controller` turns into an exit for its supervisor.
+TEST_F(ControllerClusterTest, ALeaderThatLosesItsLeaseStopsActingAndCallsOnDeposed) {
+  auto deposed = std::make_shared<std::atomic<bool>>(false);
+  options_.id = "ctl-a";
+  options_.on_deposed = [deposed] { deposed->store(true); };
+  StartDaemon();
+  ASSERT_TRUE(WaitRenewing([&] { return daemon_->leading(); }));
+  for (LeaseId lease = 1; lease <= 32; ++lease)  // the test's node keys re-register on Tick
+    ASSERT_TRUE(store_->RevokeLease(lease).ok());
+  ASSERT_TRUE(WaitRenewing([&] { return deposed->load(); }));
+  EXPECT_FALSE(daemon_->leading());
+  EXPECT_EQ(CallAt(url(), "DELETE", "/admin/v1/functions/f").status, 503);
 }
 
 TEST_F(ControllerClusterTest, ANodeJoinsAndALostNodesInstancesAreReplaced) {

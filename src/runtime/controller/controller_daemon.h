@@ -6,6 +6,7 @@
 #ifndef SLUICE_RUNTIME_CONTROLLER_CONTROLLER_DAEMON_H_
 #define SLUICE_RUNTIME_CONTROLLER_CONTROLLER_DAEMON_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,12 @@ struct ControllerOptions {
   // Tests: a store shared by several daemons in one process (borrowed; outlives the daemon).
   // Null: the daemon opens `store_path`.
   Store* shared_store = nullptr;
+  // Called on the loop when this controller, while leading, learns that its lease is gone
+  // (another controller may lead now). It stops acting first and answers 503 from then on; the
+  // `sluice controller` command exits (status 75) so its supervisor (sluice up, Kubernetes)
+  // restarts it as a follower, as Kubernetes' own controllers do on lost leadership. Empty:
+  // stay up and deposed.
+  std::function<void()> on_deposed;
 };
 
 class ControllerDaemon {
