@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+
 #include "runtime/agent/agent_api.h"
 
 namespace sluice::runtime {
@@ -25,7 +26,8 @@ bool PerInstanceVar(const std::string& name) {
 }  // namespace
 
 void AgentDaemon::Impl::StartPool() {
-  if (options.pool_per_gpu <= 0) return;
+  if (options.pool_per_gpu <= 0)
+    return;
   ProcessPoolOptions po;
   po.dir = options.run_dir + "/pool";
   po.per_gpu = options.pool_per_gpu;
@@ -39,9 +41,11 @@ void AgentDaemon::Impl::StartPool() {
 }
 
 void AgentDaemon::Impl::HostCacheParams(const StartInstance& s, EnvList& env, StartInfo& info) {
-  if (params == nullptr || !options.host_cache_models) return;
+  if (params == nullptr || !options.host_cache_models)
+    return;
   const std::string model = AgentParams::FileModelName(s.model_path);
-  if (model.empty()) return;
+  if (model.empty())
+    return;
   info.params_model = model;
   if (params->store().Has(model)) {
     info.params = "host-cache";
@@ -56,35 +60,51 @@ void AgentDaemon::Impl::HostCacheParams(const StartInstance& s, EnvList& env, St
 void AgentDaemon::Impl::StartFromPool(int64_t id, const StartInstance& s,
                                       const std::vector<int>& gis, InstanceLaunch& launch,
                                       StartInfo& info) {
-  if (pool == nullptr || gis.size() != 1 || s.kind != "inference") return;
+  if (pool == nullptr || gis.size() != 1 || s.kind != "inference")
+    return;
   for (const std::string& arg : s.command) {  // one runtime per instance would never be reused
     if (arg.find("${PORT}") != std::string::npos || arg.find("${INSTANCE}") != std::string::npos) {
       return;
     }
   }
   const size_t gi = static_cast<size_t>(gis[0]);
+  // The function's own environment is part of its runtime: pool processes start with it (a
+  // program may read its configuration before the hand-off, e.g. examples/pipeline's stage).
+  std::string flavor;
+  for (const auto& [k, v] : s.env)
+    absl::StrAppend(&flavor, k, "=", v, "\n");
   const absl::Time t = absl::Now();
   absl::StatusOr<PooledProcess> p =
-      pool->Claim(gpus[gi].info.uuid, launch.process.argv, launch.process.env);
+      pool->Claim(gpus[gi].info.uuid, launch.process.argv, launch.process.env, flavor);
   const double claim_ms = absl::ToDoubleMilliseconds(absl::Now() - t);
   // Keep this runtime warm on every GPU from now on (a later wake may land on another).
   for (size_t g = 0; g < gpus.size(); ++g) {
-    InstanceContext ctx{0,           gpus[g].info.uuid, gpus[g].info.index, gpus[g].info.emulated,
-                        socket_path(), intercept_lib,   emulated_dir,       gpus[g].emu_uuid,
-                        bin_dir,       {gpus[g].info.uuid}, {gpus[g].info.index}};
-    StartInstance base = s;
-    base.env.clear();
+    InstanceContext ctx{0,
+                        gpus[g].info.uuid,
+                        gpus[g].info.index,
+                        gpus[g].info.emulated,
+                        socket_path(),
+                        intercept_lib,
+                        emulated_dir,
+                        gpus[g].emu_uuid,
+                        bin_dir,
+                        {gpus[g].info.uuid},
+                        {gpus[g].info.index}};
+    StartInstance base = s;  // keeps the function's own env (the flavor)
     base.params.clear();
     absl::StatusOr<EnvList> env = BuildInstanceEnv(base, ctx);
-    if (!env.ok()) continue;
+    if (!env.ok())
+      continue;
     ProcessSpec spec = launch.process;
     spec.env.clear();
     for (auto& kv : *env) {
-      if (!PerInstanceVar(kv.first)) spec.env.push_back(std::move(kv));
+      if (!PerInstanceVar(kv.first))
+        spec.env.push_back(std::move(kv));
     }
-    pool->Want(gpus[g].info.uuid, spec);
+    pool->Want(gpus[g].info.uuid, spec, flavor);
   }
-  if (!p.ok()) return;
+  if (!p.ok())
+    return;
   launch.adopt_pid = p->pid;
   token_servers[gi]->BindPid(p->pid, common::InstanceId(id));
   token_servers[gi]->SetParked(common::InstanceId(p->pool_id), false);
@@ -105,13 +125,15 @@ AgentDaemon::Impl::StartInfo AgentDaemon::Impl::StartInfoOf(int64_t id) const {
 http::Response AgentDaemon::Impl::Park(const http::Request& req) {
   int64_t id = 0;
   if (!absl::SimpleAtoi(req.param("id"), &id) || id < 0) {
-    return http::ErrorResponse(400, absl::StrCat("instance id '", req.param("id"),
-                                                 "' is not a non-negative integer"));
+    return http::ErrorResponse(
+        400, absl::StrCat("instance id '", req.param("id"), "' is not a non-negative integer"));
   }
   const Json j = Json::parse(req.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return http::ErrorResponse(400, "body: not JSON");
+  if (j.is_discarded() || !j.is_object())
+    return http::ErrorResponse(400, "body: not JSON");
   for (const auto& [k, v] : j.items()) {
-    if (k != "parked") return http::ErrorResponse(400, "field '" + k + "': unknown");
+    if (k != "parked")
+      return http::ErrorResponse(400, "field '" + k + "': unknown");
   }
   if (!j.contains("parked") || !j["parked"].is_boolean()) {
     return http::ErrorResponse(400, "field 'parked': required, a boolean");

@@ -9,51 +9,29 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "runtime/agent/instance_record.h"
+#include "runtime/agent/instance_supervisor_internal.h"
 #include "runtime/common/log.h"
 
 namespace sluice::runtime {
 
-struct InstanceSupervisor::Guard {
-  absl::Mutex mu;
-  InstanceSupervisor* self ABSL_GUARDED_BY(mu) = nullptr;
-};
-
-struct InstanceSupervisor::Instance {
-  int64_t id = 0;
-  InstanceLaunch launch;
-  InstanceState state = InstanceState::kStarting;
-  pid_t pid = 0;
-  uint64_t start_ticks = 0;  // of pid (/proc), for the records and adopted liveness
-  bool adopted = false;      // pid is not this agent's child
-  uint64_t generation = 0;
-  int restarts = 0;
-  std::optional<int> exit_code;
-  int64_t in_flight = 0;
-  absl::Time spawned_at;
-  std::optional<absl::Duration> ready_after;
-  bool pooled = false;
-  std::string message;
-  int failed_checks = 0;
-  bool ready_pending = false;
-  bool stats_pending = false;
-  int backoff_step = 0;
-  absl::Time restart_at = absl::InfiniteFuture();
-  std::deque<absl::Time> restart_times;
-  absl::Time drain_deadline = absl::InfiniteFuture();
-  absl::Time term_at = absl::InfiniteFuture();  // when SIGTERM was sent
-  bool killed = false;                          // SIGKILL sent to the current pid
-};
-
 const char* InstanceStateName(InstanceState s) {
   switch (s) {
-    case InstanceState::kStarting: return "starting";
-    case InstanceState::kReady: return "ready";
-    case InstanceState::kDraining: return "draining";
-    case InstanceState::kRestarting: return "restarting";
-    case InstanceState::kStopped: return "stopped";
-    case InstanceState::kFailed: return "failed";
-    case InstanceState::kCompleted: return "completed";
+    case InstanceState::kStarting:
+      return "starting";
+    case InstanceState::kReady:
+      return "ready";
+    case InstanceState::kDraining:
+      return "draining";
+    case InstanceState::kRestarting:
+      return "restarting";
+    case InstanceState::kStopped:
+      return "stopped";
+    case InstanceState::kFailed:
+      return "failed";
+    case InstanceState::kCompleted:
+      return "completed";
   }
   return "unknown";
 }
@@ -75,7 +53,8 @@ InstanceSupervisor::InstanceSupervisor(common::Env& env, InstanceProbe& probe,
   timer_ = env_.RunAt(env_.Now() + options_.health_interval, [weak] {
     if (auto g = weak.lock()) {
       absl::MutexLock l(&g->mu);
-      if (g->self != nullptr) g->self->Tick();
+      if (g->self != nullptr)
+        g->self->Tick();
     }
   });
 }
@@ -88,7 +67,8 @@ InstanceSupervisor::~InstanceSupervisor() {
   absl::MutexLock lock(&mu_);
   env_.Cancel(timer_);
   for (auto& [id, inst] : instances_) {
-    if (inst->pid == 0) continue;
+    if (inst->pid == 0)
+      continue;
     SignalProcessGroup(inst->pid, SIGKILL);
     while (!Reap(*inst).has_value()) {
       absl::SleepFor(absl::Milliseconds(1));
@@ -107,23 +87,26 @@ void InstanceSupervisor::Tick() {
       starting = starting || inst->state == InstanceState::kStarting;
     }
     SaveRecords();
-    const absl::Duration next =
-        starting ? std::min(options_.starting_interval, options_.health_interval)
-                 : options_.health_interval;
+    const absl::Duration next = starting
+                                    ? std::min(options_.starting_interval, options_.health_interval)
+                                    : options_.health_interval;
     std::weak_ptr<Guard> weak = guard_;
     timer_ = env_.RunAt(now + next, [weak] {
       if (auto g = weak.lock()) {
         absl::MutexLock l(&g->mu);
-        if (g->self != nullptr) g->self->Tick();
+        if (g->self != nullptr)
+          g->self->Tick();
       }
     });
   }
-  for (ProbeCall& call : calls) call();
+  for (ProbeCall& call : calls)
+    call();
 }
 
 void InstanceSupervisor::TickOne(Instance& inst, absl::Time now, std::vector<ProbeCall>& calls) {
   if (inst.pid != 0) {
-    if (std::optional<int> code = Reap(inst)) OnExit(inst, *code, now);
+    if (std::optional<int> code = Reap(inst))
+      OnExit(inst, *code, now);
   }
   switch (inst.state) {
     case InstanceState::kStarting:
@@ -134,11 +117,14 @@ void InstanceSupervisor::TickOne(Instance& inst, absl::Time now, std::vector<Pro
       }
       break;
     case InstanceState::kReady:
-      if (!inst.ready_pending) calls.push_back(ReadyProbe(inst));
-      if (!inst.stats_pending) calls.push_back(StatsProbe(inst));
+      if (!inst.ready_pending)
+        calls.push_back(ReadyProbe(inst));
+      if (!inst.stats_pending)
+        calls.push_back(StatsProbe(inst));
       break;
     case InstanceState::kRestarting:
-      if (inst.pid == 0 && now >= inst.restart_at) Respawn(inst, now);
+      if (inst.pid == 0 && now >= inst.restart_at)
+        Respawn(inst, now);
       break;
     case InstanceState::kDraining:
       if (inst.pid == 0) {
@@ -171,7 +157,8 @@ void InstanceSupervisor::OnExit(Instance& inst, int code, absl::Time now) {
     case InstanceState::kReady:
       if (!inst.launch.restart_on_failure) {
         inst.state = code == 0 ? InstanceState::kCompleted : InstanceState::kFailed;
-        if (code != 0) inst.message = absl::StrCat("exited with code ", code);
+        if (code != 0)
+          inst.message = absl::StrCat("exited with code ", code);
       } else {
         ScheduleRestart(inst, now, absl::StrCat("exited with code ", code));
       }
@@ -191,18 +178,18 @@ void InstanceSupervisor::ScheduleRestart(Instance& inst, absl::Time now, const s
     inst.state = InstanceState::kFailed;
     inst.message = absl::StrCat(why, "; more than ", options_.max_restarts, " restarts in ",
                                 absl::FormatDuration(options_.restart_window));
-    if (inst.pid != 0 && !inst.killed) SignalProcessGroup(inst.pid, SIGKILL);
-    LogError("agent", "instance ", inst.id, " of '", inst.launch.function, "' failed: ",
-             inst.message);
+    if (inst.pid != 0 && !inst.killed)
+      SignalProcessGroup(inst.pid, SIGKILL);
+    LogError("agent", "instance ", inst.id, " of '", inst.launch.function,
+             "' failed: ", inst.message);
     return;
   }
   inst.state = InstanceState::kRestarting;
   inst.message = why;
   LogWarning("agent", "instance ", inst.id, " of '", inst.launch.function, "': ", why,
              "; restarting");
-  const absl::Duration backoff =
-      std::min(options_.backoff_max, options_.backoff_min * (int64_t{1} << std::min(
-                                                                 inst.backoff_step, 20)));
+  const absl::Duration backoff = std::min(
+      options_.backoff_max, options_.backoff_min * (int64_t{1} << std::min(inst.backoff_step, 20)));
   ++inst.backoff_step;
   inst.restart_at = now + backoff;
 }
@@ -259,7 +246,8 @@ InstanceSupervisor::ProbeCall InstanceSupervisor::ReadyProbe(Instance& inst) {
     probe_.CheckReady(port, [weak, id, gen](bool ready) {
       if (auto g = weak.lock()) {
         absl::MutexLock l(&g->mu);
-        if (g->self != nullptr) g->self->OnReady(id, gen, ready);
+        if (g->self != nullptr)
+          g->self->OnReady(id, gen, ready);
       }
     });
   };
@@ -275,7 +263,8 @@ InstanceSupervisor::ProbeCall InstanceSupervisor::StatsProbe(Instance& inst) {
     probe_.InFlight(port, [weak, id, gen](absl::StatusOr<int64_t> n) {
       if (auto g = weak.lock()) {
         absl::MutexLock l(&g->mu);
-        if (g->self != nullptr) g->self->OnStats(id, gen, std::move(n));
+        if (g->self != nullptr)
+          g->self->OnStats(id, gen, std::move(n));
       }
     });
   };
@@ -284,7 +273,8 @@ InstanceSupervisor::ProbeCall InstanceSupervisor::StatsProbe(Instance& inst) {
 void InstanceSupervisor::OnReady(int64_t id, uint64_t generation, bool ready) {
   absl::MutexLock lock(&mu_);
   auto it = instances_.find(id);
-  if (it == instances_.end() || it->second->generation != generation) return;
+  if (it == instances_.end() || it->second->generation != generation)
+    return;
   Instance& inst = *it->second;
   inst.ready_pending = false;
   const absl::Time now = env_.Now();
@@ -309,10 +299,12 @@ void InstanceSupervisor::OnStats(int64_t id, uint64_t generation,
                                  absl::StatusOr<int64_t> in_flight) {
   absl::MutexLock lock(&mu_);
   auto it = instances_.find(id);
-  if (it == instances_.end() || it->second->generation != generation) return;
+  if (it == instances_.end() || it->second->generation != generation)
+    return;
   Instance& inst = *it->second;
   inst.stats_pending = false;
-  if (!in_flight.ok()) return;
+  if (!in_flight.ok())
+    return;
   inst.in_flight = *in_flight;
   if (inst.state == InstanceState::kDraining && inst.in_flight == 0 &&
       inst.term_at == absl::InfiniteFuture() && inst.pid != 0) {
@@ -340,88 +332,41 @@ absl::StatusOr<InstanceStatus> InstanceSupervisor::Add(int64_t id, InstanceLaunc
     timer_ = env_.RunAt(now + options_.starting_interval, [weak] {
       if (auto g = weak.lock()) {
         absl::MutexLock l(&g->mu);
-        if (g->self != nullptr) g->self->Tick();
+        if (g->self != nullptr)
+          g->self->Tick();
       }
     });
   }
   return status;
 }
 
-absl::StatusOr<InstanceStatus> InstanceSupervisor::Adopt(const InstanceRecord& record) {
-  absl::MutexLock lock(&mu_);
-  auto it = instances_.find(record.id);
-  if (it != instances_.end() && !IsTerminal(it->second->state)) {
-    return absl::AlreadyExistsError(absl::StrCat("instance ", record.id, " already exists"));
-  }
-  if (!RecordAlive(record)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "instance ", record.id, ": pid ", record.pid, " is gone or is another process now"));
-  }
-  auto inst = std::make_unique<Instance>();
-  inst->id = record.id;
-  inst->launch = record.launch;
-  inst->pid = record.pid;
-  inst->start_ticks = record.start_ticks;
-  inst->adopted = true;
-  inst->restarts = record.restarts;
-  inst->generation = 1;
-  inst->spawned_at = env_.Now();
-  inst->state = InstanceState::kStarting;
-  InstanceStatus status = StatusOf(*inst);
-  instances_[record.id] = std::move(inst);
-  return status;
-}
-
-std::optional<int> InstanceSupervisor::Reap(const Instance& inst) const {
-  if (!inst.adopted)
-    return TryReap(inst.pid);
-  const std::optional<uint64_t> ticks = ProcessStartTicks(inst.pid);
-  if (ticks.has_value() && *ticks == inst.start_ticks)
-    return std::nullopt;
-  return -1;
-}
-
-void InstanceSupervisor::SaveRecords() {
-  if (options_.state_path.empty())
-    return;
-  std::vector<InstanceRecord> records;
-  for (const auto& [id, inst] : instances_) {
-    if (inst->pid != 0)
-      records.push_back({id, inst->pid, inst->start_ticks, inst->restarts, inst->launch});
-  }
-  std::string text = InstanceRecordsToJson(records);
-  if (text == saved_records_)
-    return;
-  if (absl::Status s = WriteInstanceRecords(options_.state_path, records); !s.ok()) {
-    LogError("agent", "cannot record instances: ", s.message());
-    return;
-  }
-  saved_records_ = std::move(text);
-}
-
 absl::Status InstanceSupervisor::Drain(int64_t id, absl::Duration drain) {
   absl::MutexLock lock(&mu_);
   auto it = instances_.find(id);
-  if (it == instances_.end()) return absl::NotFoundError(absl::StrCat("no instance ", id));
+  if (it == instances_.end())
+    return absl::NotFoundError(absl::StrCat("no instance ", id));
   Instance& inst = *it->second;
   if (IsTerminal(inst.state)) {
     instances_.erase(it);
     return absl::OkStatus();
   }
-  if (inst.state == InstanceState::kDraining) return absl::OkStatus();
+  if (inst.state == InstanceState::kDraining)
+    return absl::OkStatus();
   const bool serving = inst.state == InstanceState::kReady;
   inst.state = InstanceState::kDraining;
   inst.restart_at = absl::InfiniteFuture();
   const absl::Time now = env_.Now();
   inst.drain_deadline = serving ? now + drain : now;  // nothing to drain unless it served
-  if (inst.pid == 0) inst.state = InstanceState::kStopped;
+  if (inst.pid == 0)
+    inst.state = InstanceState::kStopped;
   return absl::OkStatus();
 }
 
 absl::Status InstanceSupervisor::SetQuota(int64_t id, const QuotaUpdate& quota) {
   absl::MutexLock lock(&mu_);
   auto it = instances_.find(id);
-  if (it == instances_.end()) return absl::NotFoundError(absl::StrCat("no instance ", id));
+  if (it == instances_.end())
+    return absl::NotFoundError(absl::StrCat("no instance ", id));
   it->second->launch.quota = quota;
   return absl::OkStatus();
 }
@@ -433,10 +378,12 @@ void InstanceSupervisor::StopAll() {
     const absl::Time now = env_.Now();
     deadline = now + options_.kill_grace;
     for (auto& [id, inst] : instances_) {
-      if (IsTerminal(inst->state)) continue;
+      if (IsTerminal(inst->state))
+        continue;
       inst->state = InstanceState::kDraining;
       inst->restart_at = absl::InfiniteFuture();
-      if (inst->pid != 0 && inst->term_at == absl::InfiniteFuture()) Terminate(*inst, now);
+      if (inst->pid != 0 && inst->term_at == absl::InfiniteFuture())
+        Terminate(*inst, now);
     }
   }
   while (true) {
@@ -444,7 +391,8 @@ void InstanceSupervisor::StopAll() {
     const bool late = env_.Now() >= deadline;
     bool running = false;
     for (auto& [id, inst] : instances_) {
-      if (inst->pid == 0) continue;
+      if (inst->pid == 0)
+        continue;
       if (std::optional<int> code = Reap(*inst)) {
         OnExit(*inst, *code, env_.Now());
         continue;
@@ -460,53 +408,12 @@ void InstanceSupervisor::StopAll() {
         inst->state = InstanceState::kStopped;
       }
     }
-    if (!running) return;
+    if (!running)
+      return;
     mu_.Unlock();
     absl::SleepFor(absl::Milliseconds(5));
     mu_.Lock();
   }
-}
-
-InstanceStatus InstanceSupervisor::StatusOf(const Instance& inst) const {
-  InstanceStatus s;
-  s.id = inst.id;
-  s.function = inst.launch.function;
-  s.gpu_uuid = inst.launch.gpu_uuid;
-  s.port = inst.launch.port;
-  s.pid = inst.pid;
-  s.state = inst.state;
-  s.restarts = inst.restarts;
-  s.exit_code = inst.exit_code;
-  s.quota = inst.launch.quota;
-  s.in_flight = inst.in_flight;
-  s.started = inst.spawned_at;
-  s.ready_after = inst.ready_after;
-  s.pooled = inst.pooled;
-  s.message = inst.message;
-  return s;
-}
-
-std::vector<InstanceStatus> InstanceSupervisor::List() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<InstanceStatus> out;
-  for (const auto& [id, inst] : instances_) out.push_back(StatusOf(*inst));
-  return out;
-}
-
-std::optional<InstanceStatus> InstanceSupervisor::Get(int64_t id) const {
-  absl::MutexLock lock(&mu_);
-  auto it = instances_.find(id);
-  if (it == instances_.end()) return std::nullopt;
-  return StatusOf(*it->second);
-}
-
-std::vector<int> InstanceSupervisor::PortsInUse() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<int> ports;
-  for (const auto& [id, inst] : instances_) {
-    if (!IsTerminal(inst->state)) ports.push_back(inst->launch.port);
-  }
-  return ports;
 }
 
 }  // namespace sluice::runtime

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
+
 #include "runtime/agent/instance_record.h"
 #include "runtime/common/loop_env.h"
 
@@ -86,7 +87,8 @@ class SupervisorTest : public ::testing::Test {
   InstanceStatus WaitFor(int64_t id, const std::function<bool(const InstanceStatus&)>& pred) {
     for (int i = 0; i < 4000; ++i) {
       std::optional<InstanceStatus> s = sup_->Get(id);
-      if (s && pred(*s)) return *s;
+      if (s && pred(*s))
+        return *s;
       usleep(5000);
     }
     ADD_FAILURE() << "condition not reached for instance " << id;

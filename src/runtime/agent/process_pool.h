@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <compare>
 #include <deque>
 #include <map>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "common/env.h"
 #include "runtime/agent/instance_process.h"
 
@@ -35,16 +37,16 @@ namespace sluice::runtime {
 //   spawned|ready -> gone (it exited: reaped by the tick and replaced; or StopAll killed it)
 struct PooledProcess {
   pid_t pid = 0;
-  int64_t pool_id = 0;     // SLUICE_INSTANCE_ID it was started with (parked on its GPU)
+  int64_t pool_id = 0;  // SLUICE_INSTANCE_ID it was started with (parked on its GPU)
   std::string gpu_uuid;
-  std::string socket;      // its control socket, <dir>/<pool_id>.sock
-  std::string log_path;    // <dir>/<pool_id>.log: stdout and stderr, kept after the claim
-  absl::Time spawned;      // Env time
+  std::string socket;    // its control socket, <dir>/<pool_id>.sock
+  std::string log_path;  // <dir>/<pool_id>.log: stdout and stderr, kept after the claim
+  absl::Time spawned;    // Env time
 };
 
 struct ProcessPoolOptions {
-  std::string dir;          // required: control sockets and logs (created)
-  int per_gpu = 2;          // processes kept per (GPU, runtime); 0 disables the pool
+  std::string dir;  // required: control sockets and logs (created)
+  int per_gpu = 2;  // processes kept per (GPU, runtime); 0 disables the pool
   absl::Duration refill_interval = absl::Milliseconds(50);
   int64_t first_pool_id = int64_t{1} << 40;  // pool ids count up from here
   // A process whose control socket does not appear within this is killed and its runtime
@@ -66,24 +68,27 @@ class ProcessPool {
   // Keep `per_gpu` processes of runtime `base.argv` warm on `gpu_uuid`. `base` is the process
   // spec of an instance of that runtime on that GPU minus the instance's own variables (the
   // pool adds SLUICE_POOL_SOCKET and SLUICE_INSTANCE_ID, and its own log path). Idempotent.
-  void Want(const std::string& gpu_uuid, const ProcessSpec& base);
+  // `flavor` tells runtimes of one argv apart (the agent passes the function's own environment,
+  // which `base` also carries): Claim finds only processes wanted with the same flavor.
+  void Want(const std::string& gpu_uuid, const ProcessSpec& base, const std::string& flavor = "");
   // A ready process of runtime `argv` on `gpu_uuid`, handed `env` (the instance's variables,
   // set by the SDK over its own before it reads any): the pool forgets it and the caller owns
   // it (reap it with TryReap). NotFound when none is ready (the caller spawns; the miss is
   // counted and the runtime wanted). A process whose socket refuses is left to the tick.
   absl::StatusOr<PooledProcess> Claim(const std::string& gpu_uuid,
                                       const std::vector<std::string>& argv,
-                                      const std::vector<std::pair<std::string, std::string>>& env);
+                                      const std::vector<std::pair<std::string, std::string>>& env,
+                                      const std::string& flavor = "");
   // SIGKILLs and reaps every pooled process; no refills after it.
   void StopAll();
 
   struct Stats {
-    int64_t idle = 0;     // processes in the pool (spawned or ready)
-    int64_t claims = 0;   // cold starts served from the pool
-    int64_t misses = 0;   // Claims that found none ready
-    int64_t spawned = 0;  // processes ever started
-    int64_t died = 0;     // exited while pooled
-    int64_t runtimes = 0; // (GPU, runtime) pairs kept warm
+    int64_t idle = 0;      // processes in the pool (spawned or ready)
+    int64_t claims = 0;    // cold starts served from the pool
+    int64_t misses = 0;    // Claims that found none ready
+    int64_t spawned = 0;   // processes ever started
+    int64_t died = 0;      // exited while pooled
+    int64_t runtimes = 0;  // (GPU, runtime) pairs kept warm
   };
   Stats stats() const;
 
@@ -94,7 +99,14 @@ class ProcessPool {
     bool unpoolable = false;  // a process never listened: the program has no pool mode
     uint64_t wanted_seq = 0;  // recency of Want / Claim
   };
-  using Key = std::pair<std::string, std::vector<std::string>>;  // (gpu, argv)
+  // A runtime: its GPU, argv and flavor (the function's own environment, canonical), so a
+  // program that reads its configuration before the hand-off never gets another function's.
+  struct Key {
+    std::string gpu;
+    std::vector<std::string> argv;
+    std::string flavor;
+    auto operator<=>(const Key&) const = default;
+  };
 
   void Tick();
   // Reaps exited processes and spawns up to per_gpu for each runtime; returns the new ones.

@@ -1,0 +1,154 @@
+// Horizontal scaling's loop: the periodic load samples that feed each function's
+// HorizontalScaler (or HybridScaler, hybrid.cc), idle functions skipped while a sample cannot
+// change a decision (QuietSampleIsNoOp), the reconciliation of the deployed (and parked) count
+// with Desired() / ActiveWanted(), and scaler wake-ups. Single-threaded, as the engine.
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+
+#include "common/status.h"
+#include "core/longtail/parking.h"
+#include "core/serving/scale_in.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/sample_observer.h"
+
+namespace sluice::sim {
+
+void Engine::MergeSampleAdds() {
+  if (sample_adds_.empty())
+    return;
+  std::sort(sample_adds_.begin(), sample_adds_.end());
+  std::vector<int> merged;
+  merged.reserve(sample_list_.size() + sample_adds_.size());
+  std::merge(sample_list_.begin(), sample_list_.end(), sample_adds_.begin(), sample_adds_.end(),
+             std::back_inserter(merged));
+  sample_list_ = std::move(merged);
+  sample_adds_.clear();
+}
+
+// One function's sample: the load sample to its scaler, reconciliation, its next wake-up.
+// Returns whether the function may leave the sample list (nothing going on and the scaler
+// skips quiet samples from the next one on).
+bool Engine::SampleFunction(int fn, double rps) {
+  Function& f = fns_[fn];
+  if (f.is_training() || after_horizon_ || f.pipeline_scaled)
+    return false;
+  core::LoadSample s;
+  s.at = env_.Now();
+  s.rps = rps;
+  s.instances = static_cast<int>(f.deployed.size());
+  s.capacity_rps_per_instance = f.traits.capacity_rps;
+  s.queued = static_cast<int>(f.gateway.held.size());
+  for (int32_t id : f.deployed)
+    s.queued += static_cast<int>(instances_[id]->queue.size());
+  if (f.hybrid != nullptr) {
+    f.hybrid->Observe(s);
+  } else {
+    f.scaler->Observe(s);
+  }
+  Reconcile(fn);
+  ScheduleWakeup(fn);
+  return f.hybrid == nullptr && f.stage == nullptr && rps == 0 && s.queued == 0 &&
+         f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval);
+}
+
+void Engine::Sample() {
+  const absl::Time now = env_.Now();
+  if (const SampleObserver* observer = CurrentSampleObserver()) {  // progress display only
+    (*observer)(now - start_, static_cast<int64_t>(env_.events_run()));
+  }
+  const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
+  // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
+  const bool per_function = fns_.size() <= kTimelineFunctionColumns;
+  std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+  MergeSampleAdds();
+  size_t kept = 0;
+  for (size_t k = 0; k < sample_list_.size(); ++k) {
+    const int fn = sample_list_[k];
+    Function& f = fns_[fn];
+    const double r = static_cast<double>(f.interval_arrivals) / interval_s;
+    f.interval_arrivals = 0;
+    if (!rps.empty())
+      rps[fn] = r;
+    if (SampleFunction(fn, r)) {
+      f.sampled = false;
+    } else {
+      sample_list_[kept++] = fn;
+    }
+  }
+  sample_list_.resize(kept);
+  SamplePipelines(rps);
+  double cost = 0;
+  std::vector<int> counts;
+  if (per_function) {
+    counts.assign(fns_.size(), 0);
+    for (size_t i = 0; i < fns_.size(); ++i) {
+      counts[i] = static_cast<int>(fns_[i].deployed.size());
+      cost += fns_[i].held.usd(now);
+    }
+  } else {
+    cost = total_held_.usd(now);
+    rps.clear();
+  }
+  cluster_metrics_.Sample(now, cluster_, fgd_workload_, std::move(counts), std::move(rps), cost);
+  const absl::Time next = now + config_.sample_interval;
+  if (next <= horizon_)
+    env_.RunAt(next, [this] { Sample(); });
+}
+
+void Engine::Reconcile(int fn) {
+  if (after_horizon_)
+    return;
+  Function& f = fns_[fn];
+  if (f.hybrid != nullptr) {
+    ReconcileHybrid(fn);
+    return;
+  }
+  const int desired = std::max(0, f.scaler->Desired(env_.Now()));
+  const int active = f.scaler->ActiveWanted(env_.Now());
+  while (static_cast<int>(f.deployed.size()) < desired) {
+    absl::Status s = PlaceInstance(fn, /*initial=*/false, /*parked=*/ActiveCount(f) >= active);
+    if (absl::IsResourceExhausted(s)) {
+      Log(fn, "place_failed deployed=", f.deployed.size(), " desired=", desired);
+      break;
+    }
+    if (!s.ok()) {
+      Fail(std::move(s));
+      return;
+    }
+  }
+  if (static_cast<int>(f.deployed.size()) > desired) {
+    // The scale-in order the runtime controller uses too (core::PickScaleIn).
+    std::vector<core::ScaleInCandidate> candidates;
+    for (int32_t id : f.deployed) {
+      const Instance& inst = *instances_[id];
+      candidates.push_back({id, inst.state() == InstanceState::kWarm, inst.outstanding()});
+    }
+    const int excess = static_cast<int>(f.deployed.size()) - desired;
+    for (int64_t id : core::PickScaleIn(std::move(candidates), excess))
+      Drain(static_cast<int32_t>(id));
+  }
+  ApplyParking(fn);
+}
+
+void Engine::ScheduleWakeup(int fn) {
+  Function& f = fns_[fn];
+  const absl::Time now = env_.Now();
+  const absl::Time t = f.hybrid != nullptr ? f.hybrid->NextWakeup() : f.scaler->NextWakeup();
+  if (f.wakeup != 0)
+    env_.Cancel(f.wakeup);
+  f.wakeup = 0;
+  if (t == absl::InfiniteFuture() || t <= now || t >= horizon_)
+    return;
+  f.wakeup = env_.RunAt(t, [this, fn] {
+    fns_[fn].wakeup = 0;
+    Reconcile(fn);
+    ScheduleWakeup(fn);
+  });
+}
+
+}  // namespace sluice::sim
