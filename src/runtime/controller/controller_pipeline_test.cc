@@ -225,7 +225,7 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
     script->decisions.push_back(up);
   }
   LoadAll("pp", 10, 1, 5);
-  EXPECT_EQ(RoutedInstances("pp-s1"), 3);
+  ASSERT_TRUE(WaitFor([&] { return RoutedInstances("pp-s1") == 3; }));
   EXPECT_EQ(RoutedInstances("pp-s0"), 1);
   EXPECT_EQ(RoutedInstances("pp-s2"), 1);
   // A heavy load on stage 0 alone would make its own lazy scaler (phi_out 2) scale out; the
@@ -242,7 +242,7 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
     script->decisions.push_back(down);
   }
   LoadAll("pp", 1, 1, 5);
-  EXPECT_EQ(RoutedInstances("pp-s1"), 1);
+  EXPECT_TRUE(WaitFor([&] { return RoutedInstances("pp-s1") == 1; }));
   {
     absl::MutexLock lock(&script->mu);
     EXPECT_EQ(script->decides, 3 + 5);
@@ -331,18 +331,18 @@ TEST_F(ControllerPipelineTest, DemandsCarryTheNodesWhoseParameterStoreHoldsTheSt
     return core::InstanceDemand{};
   };
   scale_up(1);
-  EXPECT_EQ(RoutedInstances("pc-s1"), 2);
+  ASSERT_TRUE(WaitFor([&] { return RoutedInstances("pc-s1") == 2; }));
   const core::InstanceDemand s1 = last_demand_of(1);
   ASSERT_EQ(s1.cached_on.size(), 1u);
   EXPECT_EQ(s1.cached_on[0], core::NodeId(0));
   scale_up(0);
-  EXPECT_EQ(RoutedInstances("pc-s0"), 2);
+  ASSERT_TRUE(WaitFor([&] { return RoutedInstances("pc-s0") == 2; }));
   EXPECT_TRUE(last_demand_of(0).cached_on.empty());
   // The store no longer holds it: the next demand names no node.
   agent_->SetParamsModels({});
   absl::SleepFor(absl::Milliseconds(200));
   scale_up(1);
-  EXPECT_EQ(RoutedInstances("pc-s1"), 3);
+  ASSERT_TRUE(WaitFor([&] { return RoutedInstances("pc-s1") == 3; }));
   EXPECT_TRUE(last_demand_of(1).cached_on.empty());
 }
 
