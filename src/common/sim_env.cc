@@ -1,4 +1,4 @@
-// Event queue of SimEnv: a binary min-heap of (time, seq, slot); callbacks live in a slot
+// Event queue of SimEnv: a 4-ary min-heap of (time, seq, slot); callbacks live in a slot
 // vector recycled through a free list, and a timer id packs (generation, slot) so a stale id
 // can never cancel a recycled slot.
 #include "common/sim_env.h"
@@ -30,7 +30,7 @@ Env::TimerId SimEnv::RunAt(absl::Time when, Callback cb) {
   s.cb = std::move(cb);
   s.live = true;
   heap_.push_back(Entry{when, next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later);
+  SiftUp(heap_.size() - 1);
   return MakeId(slot, s.generation);
 }
 
@@ -53,11 +53,52 @@ bool SimEnv::Cancel(TimerId id) {
   return true;
 }
 
+void SimEnv::SiftUp(size_t i) {
+  const Entry e = heap_[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!Earlier(e, heap_[parent])) {
+      break;
+    }
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void SimEnv::PopTop() {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) {
+    return;
+  }
+  size_t i = 0;
+  while (true) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) {
+      break;
+    }
+    size_t best = first;
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c) {
+      if (Earlier(heap_[c], heap_[best])) {
+        best = c;
+      }
+    }
+    if (!Earlier(heap_[best], last)) {
+      break;
+    }
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+}
+
 void SimEnv::PopCancelled() {
   while (!heap_.empty() && !slots_[heap_.front().slot].live) {
     const uint32_t slot = heap_.front().slot;
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    heap_.pop_back();
+    PopTop();
     ++slots_[slot].generation;
     free_slots_.push_back(slot);
     --cancelled_in_heap_;
@@ -75,8 +116,7 @@ bool SimEnv::Step() {
     return false;
   }
   const Entry e = heap_.front();
-  std::pop_heap(heap_.begin(), heap_.end(), Later);
-  heap_.pop_back();
+  PopTop();
   Slot& s = slots_[e.slot];
   Callback cb = std::move(s.cb);
   s.live = false;

@@ -46,9 +46,14 @@ class SimEnv : public Env {
     uint32_t generation = 0;
     bool live = false;
   };
-  static bool Later(const Entry& a, const Entry& b) {
-    return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+  static bool Earlier(const Entry& a, const Entry& b) {
+    return a.when != b.when ? a.when < b.when : a.seq < b.seq;
   }
+  // The queue is a 4-ary min-heap on (when, seq): half the depth of a binary heap, and the four
+  // children of a node share a cache line or two. (when, seq) is a total order, so the pop order
+  // (and every run) is the same as with any other exact priority queue.
+  void SiftUp(size_t i);
+  void PopTop();  // removes heap_[0]
   void PopCancelled();
 
   absl::Time now_;

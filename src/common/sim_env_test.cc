@@ -1,5 +1,8 @@
 #include "common/sim_env.h"
 
+#include <algorithm>
+#include <random>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -66,6 +69,39 @@ TEST(SimEnvTest, PastTimesRunAtNow) {
   env.RunAt(absl::UnixEpoch(), [&] { seen = env.Now(); });
   env.Run();
   EXPECT_EQ(seen, absl::UnixEpoch() + absl::Seconds(10));
+}
+
+// The 4-ary heap must pop in exactly (time, insertion) order, with cancellations and callbacks
+// that schedule more work in the mix: checked against a sorted reference on many ties.
+TEST(SimEnvTest, PopOrderMatchesSortedReferenceUnderTiesAndCancels) {
+  SimEnv env;
+  std::mt19937 rng(7);
+  std::vector<std::tuple<int64_t, int, int>> expected;  // (time ms, seq, tag)
+  std::vector<int> order;
+  std::vector<Env::TimerId> ids;
+  int seq = 0;
+  for (int tag = 0; tag < 5000; ++tag) {
+    const int64_t ms = static_cast<int64_t>(rng() % 200);  // many equal times
+    ids.push_back(env.RunAt(absl::UnixEpoch() + absl::Milliseconds(ms),
+                            [&order, tag] { order.push_back(tag); }));
+    expected.emplace_back(ms, seq++, tag);
+  }
+  std::vector<bool> cancelled(expected.size(), false);
+  for (int k = 0; k < 1000; ++k) {
+    const size_t i = rng() % ids.size();
+    if (!cancelled[i]) {
+      EXPECT_TRUE(env.Cancel(ids[i]));
+      cancelled[i] = true;
+    }
+  }
+  std::vector<int> want;
+  std::sort(expected.begin(), expected.end());
+  for (const auto& [ms, s, tag] : expected) {
+    if (!cancelled[tag])
+      want.push_back(tag);
+  }
+  env.Run();
+  EXPECT_EQ(order, want);
 }
 
 }  // namespace

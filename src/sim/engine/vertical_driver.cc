@@ -60,7 +60,8 @@ void VerticalDriver::Tick(core::GpuId gpu) {
   const int64_t max_tokens = cluster_.gpu(gpu).spec.sm_count * kBlocksPerSmPerPeriod;
   activity_.clear();
   bool any_work = shares_.busy_count(gpu) > 0;
-  for (int32_t id : residents) {
+  for (size_t k = 0; k < residents.size(); ++k) {
+    const int32_t id = residents[k];
     const double used = shares_.TakeUsedShareSeconds(gpu, id);
     any_work = any_work || used > 0;
     core::InstanceActivity a;
@@ -69,7 +70,7 @@ void VerticalDriver::Tick(core::GpuId gpu) {
     a.slo_sensitive = (flags_[id] & 1) != 0;
     a.llm = (flags_[id] & 2) != 0;
     a.blocks_launched = std::llround(used / period_s * static_cast<double>(max_tokens));
-    a.cycles_completed = TakeCycles(t, id);
+    a.cycles_completed = TakeCycles(t, k, id);
     activity_.push_back(a);
   }
   if (!any_work) {
@@ -88,8 +89,12 @@ void VerticalDriver::Tick(core::GpuId gpu) {
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
 }
 
-int64_t VerticalDriver::TakeCycles(GpuTicker& t, int32_t instance) {
+int64_t VerticalDriver::TakeCycles(GpuTicker& t, size_t k, int32_t instance) {
   const int64_t now = cycles_[instance];
+  // `seen` is kept in residents order (both append on arrival and erase in place), so the entry
+  // is almost always at the resident's own index; the scan is the fallback.
+  if (k < t.seen.size() && t.seen[k].first == instance)
+    return now - std::exchange(t.seen[k].second, now);
   for (auto& [id, seen] : t.seen) {
     if (id == instance)
       return now - std::exchange(seen, now);

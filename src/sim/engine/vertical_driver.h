@@ -68,7 +68,8 @@ class VerticalDriver {
     std::vector<std::pair<int32_t, int64_t>> seen;  // resident -> cycles_ at the last tick
     std::string_view logged_state = "NONE";         // last state reported to share_log_
   };
-  int64_t TakeCycles(GpuTicker& t, int32_t instance);  // ends since the last tick
+  // Ends since the last tick of `instance`, the k-th resident.
+  int64_t TakeCycles(GpuTicker& t, size_t k, int32_t instance);
   void Tick(core::GpuId gpu);
   void StopTicking(core::GpuId gpu);
   // Reports residents' new caps (`caps` in residents order) to share_log_ per SetShareLog.
