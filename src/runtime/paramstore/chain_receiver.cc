@@ -240,33 +240,45 @@ std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::Attach(const ChainHello&
                                                                uint64_t& generation,
                                                                ChainWelcome& welcome) {
   welcome.code = WelcomeCode::kRejected;
-  absl::MutexLock l(&mu_);
-  if (stopped_) {
-    welcome.message = "receiver shutting down";
-    return nullptr;
-  }
-  if (auto it = transfers_.find(h.transfer_id); it != transfers_.end()) {
-    const ChainHello& o = it->second->hello();
-    if (o.model != h.model || o.total_bytes != h.total_bytes || o.chunk_bytes != h.chunk_bytes) {
-      welcome.message = "transfer id reused for different parameters";
+  absl::MutexLock attach(&attach_mu_);
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) {
+      welcome.message = "receiver shutting down";
       return nullptr;
     }
-    generation = it->second->Attach(fd);
-    return it->second;
+    if (auto it = transfers_.find(h.transfer_id); it != transfers_.end()) {
+      const ChainHello& o = it->second->hello();
+      if (o.model != h.model || o.total_bytes != h.total_bytes ||
+          o.chunk_bytes != h.chunk_bytes) {
+        welcome.message = "transfer id reused for different parameters";
+        return nullptr;
+      }
+      generation = it->second->Attach(fd);
+      return it->second;
+    }
   }
   if (store_.Has(h.model)) {
     welcome.code = WelcomeCode::kExists;
     return nullptr;
   }
+  // Without mu_: the carve may wait for chunks of a transfer that is finishing (param_store.cc).
   absl::StatusOr<std::unique_ptr<ParamWriter>> w = store_.BeginPut(h.model, h.total_bytes);
   if (!w.ok()) {
     welcome.message = std::string(w.status().message());
     return nullptr;
   }
   auto t = std::make_shared<Transfer>(h, std::move(*w));
-  transfers_[h.transfer_id] = t;
-  generation = t->Attach(fd);
-  t->StartForwarder(options_.chain);
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) {  // `t` goes: its writer drops the reservation
+      welcome.message = "receiver shutting down";
+      return nullptr;
+    }
+    transfers_[h.transfer_id] = t;
+    generation = t->Attach(fd);
+    t->StartForwarder(options_.chain);
+  }
   return t;
 }
 

@@ -79,6 +79,10 @@ class ChainReceiver {
   std::thread accept_thread_;
   ThreadSet threads_;
   std::atomic<int64_t> completed_{0}, dropped_{0}, refused_{0};
+  // Serializes Attach (so one transfer id is never created twice) without holding mu_ while the
+  // store carves a segment: that may wait for chunks a finishing transfer still holds, and the
+  // finishing transfer needs mu_ (Forget) to let go of them.
+  absl::Mutex attach_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<int> fds_ ABSL_GUARDED_BY(mu_);  // open connections (shut down by Stop)

@@ -2,6 +2,9 @@
 // "agent"). Full delivery, a member dead before the transfer, a member killed mid-transfer
 // (rerouted, resumed from the next member's stored prefix), a corrupted chunk, an orphaned
 // partial transfer, and bad input.
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -283,6 +286,79 @@ TEST(ChainTest, OrphanedPartialTransferIsDropped) {
   for (int i = 0; i < 400 && !a.store->List().empty(); ++i) absl::SleepFor(absl::Milliseconds(5));
   EXPECT_TRUE(a.store->List().empty());
   EXPECT_EQ(a.receiver->transfers_dropped(), 1);
+}
+
+// A downstream member that takes every chunk, then holds its "done" report until released.
+struct HeldDownstream {
+  int listen_fd = -1;
+  std::string address;
+  std::atomic<bool> got_all{false}, release{false};
+  std::thread thread;
+  HeldDownstream() {
+    int port = 0;
+    listen_fd = Listen("127.0.0.1", 0, port).value();
+    address = "127.0.0.1:" + std::to_string(port);
+    thread = std::thread([this] { Serve(); });
+  }
+  ~HeldDownstream() {
+    release = true;
+    thread.join();
+    close(listen_fd);
+  }
+  void Serve() {
+    const int fd = accept(listen_fd, nullptr, nullptr);
+    auto h = ReadHello(fd);
+    if (h.ok() && WriteWelcome(fd, {WelcomeCode::kOk, 0, ""}).ok()) {
+      std::string buf(static_cast<size_t>(h->chunk_bytes), '\0');
+      for (int64_t i = 0; i < h->chunks();) {
+        auto f = ReadFrameHeader(fd);
+        if (!f.ok() || !RecvAll(fd, buf.data(), static_cast<size_t>(f->length)).ok()) break;
+        if (f->index >= 0) ++i;
+      }
+      got_all = true;
+      while (!release) absl::SleepFor(absl::Milliseconds(5));
+      (void)WriteDone(fd, {{h->to}, {}});
+    }
+    close(fd);
+  }
+};
+
+// Last session's refused 1 GiB bench round: a model evicted while its transfer still forwards
+// keeps its chunks until the chain behind it reports, and a new transfer arriving meanwhile
+// waits for them. It used to wait while holding the port's lock, which the finishing transfer
+// needs to let go of them, so the wait always ran out (5 s) and the member refused.
+TEST(ChainTest, NewTransferGetsTheChunksAFinishingTransferReleases) {
+  auto origin = MakeStore();
+  PutRandom(*origin, "m", 4 * kMiB, 14);
+  const std::string n_data = PutRandom(*origin, "n", 4 * kMiB, 15);
+  ParamStoreOptions so;  // room for one such model only
+  so.capacity_bytes = 6 * kMiB;
+  so.chunk_bytes = kMiB;
+  so.evict_threshold = 1;
+  auto store = std::move(ParamStore::Create(so)).value();
+  ChainReceiverOptions ro;
+  ro.chain = FastOptions();
+  auto member = std::move(ChainReceiver::Start(*store, ro)).value();
+  HeldDownstream down;
+  auto m = origin->Acquire("m");
+  auto n = origin->Acquire("n");
+  absl::StatusOr<ChainReport> first, second;
+  std::thread a([&] {
+    first = SendChain(**m, {member->address(), down.address}, FastOptions());
+  });
+  while (!down.got_all || !store->Has("m")) absl::SleepFor(absl::Milliseconds(2));
+  EXPECT_TRUE(store->Evict("m").ok());  // its chunks stay with the forwarding transfer
+  std::thread b([&] { second = SendChain(**n, {member->address()}, FastOptions()); });
+  absl::SleepFor(absl::Milliseconds(300));  // b's carve is waiting for m's chunks
+  const absl::Time released = absl::Now();
+  down.release = true;
+  a.join();
+  b.join();
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_TRUE(first->failed.empty()) << first->failed[0];
+  EXPECT_TRUE(second->failed.empty()) << second->failed[0];
+  EXPECT_LT(absl::Now() - released, absl::Seconds(3));
+  EXPECT_TRUE(Contents(*store, "n") == n_data);
 }
 
 TEST(ChainTest, MemberThatAlreadyHoldsTheModelIsSkipped) {
