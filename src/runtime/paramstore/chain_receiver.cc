@@ -165,7 +165,7 @@ absl::Status ReceiveChunks(int fd, ChainReceiver::Transfer& t, uint64_t generati
     char* dst = t.PrepareChunk(i);
     if (dst == nullptr) return absl::AbortedError("transfer aborted");
     SLUICE_RETURN_IF_ERROR(RecvAll(fd, dst, static_cast<size_t>(f.length)));
-    if (Checksum64(dst, static_cast<size_t>(f.length)) != f.checksum) {
+    if (FrameChecksum(dst, static_cast<size_t>(f.length)) != f.checksum) {
       return absl::DataLossError(absl::StrCat("chunk ", i, " of '", h.model, "': bad checksum"));
     }
     if (!t.Store(generation, i, f.checksum)) return absl::AbortedError("superseded upstream");

@@ -25,7 +25,7 @@ class LeaseSource : public ChunkSource {
   int64_t WaitAvailable(int64_t, absl::Duration) override { return chunks_; }
   uint64_t ChunkChecksum(int64_t i) override {
     const int64_t off = i * chunk_bytes_;
-    return Checksum64(lease_.data() + off,
+    return FrameChecksum(lease_.data() + off,
                       static_cast<size_t>(std::min(chunk_bytes_, lease_.size() - off)));
   }
 
