@@ -92,6 +92,7 @@ class ChainReceiver::Transfer : public ChunkSource {
     absl::MutexLock l(&mu_);
     if (committed_) return absl::OkStatus();
     if (aborted_) return absl::AbortedError("transfer aborted");
+    writer_->KeepChunkChecksums(hello_.chunk_bytes, checksums_);  // for sending it on later
     SLUICE_RETURN_IF_ERROR(writer_->Commit());
     committed_ = true;
     return absl::OkStatus();

@@ -41,6 +41,31 @@ struct Fixture {
   }
 };
 
+// A model's chunk checksums are computed once (a chain source sending it again does not re-read
+// it), and a filled model keeps the ones its writer verified (a chain member's, on arrival).
+TEST(ParamStoreTest, ChunkChecksumsAreComputedOnceAndKept) {
+  Fixture f(16 * kMiB);
+  const int64_t piece = 64 * 1024, bytes = 3 * piece + 5;
+  ASSERT_TRUE(f.Put("m", bytes, 'c').ok());
+  auto lease = f.store->Acquire("m");
+  ASSERT_TRUE(lease.ok());
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t len = std::min(piece, bytes - i * piece);
+    const uint64_t want = FrameChecksum((*lease)->data() + i * piece, static_cast<size_t>(len));
+    EXPECT_EQ((*lease)->ChunkChecksum(piece, i), want) << i;
+    EXPECT_EQ((*lease)->ChunkChecksum(piece, i), want) << i;  // the kept one
+  }
+  auto w = f.store->BeginPut("k", bytes);
+  ASSERT_TRUE(w.ok());
+  std::memset((*w)->data(), 'k', static_cast<size_t>(bytes));
+  (*w)->KeepChunkChecksums(piece, {11, 12, 13, 14});
+  ASSERT_TRUE((*w)->Commit().ok());
+  auto k = f.store->Acquire("k");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ((*k)->ChunkChecksum(piece, 2), 13u);  // kept, not recomputed
+  EXPECT_NE((*k)->ChunkChecksum(2 * piece, 0), 11u);  // another chunk size: computed
+}
+
 TEST(ParamStoreTest, CreateRejectsBadOptions) {
   ParamStoreOptions o;
   EXPECT_TRUE(absl::IsInvalidArgument(ParamStore::Create(o).status()));
