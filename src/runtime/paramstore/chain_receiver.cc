@@ -259,6 +259,12 @@ std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::Attach(const ChainHello&
       return it->second;
     }
   }
+  return NewTransfer(h, fd, generation, welcome);
+}
+
+std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::NewTransfer(const ChainHello& h, int fd,
+                                                                    uint64_t& generation,
+                                                                    ChainWelcome& welcome) {
   if (store_.Has(h.model)) {
     welcome.code = WelcomeCode::kExists;
     return nullptr;

@@ -69,6 +69,10 @@ class ChainReceiver {
   // The transfer `h` names, new or re-attached; sets `welcome` on refusal (nullptr returned).
   std::shared_ptr<Transfer> Attach(const ChainHello& h, int fd, uint64_t& generation,
                                    ChainWelcome& welcome);
+  // A new transfer for `h` (Attach found none), holding attach_mu_ but not mu_.
+  std::shared_ptr<Transfer> NewTransfer(const ChainHello& h, int fd, uint64_t& generation,
+                                        ChainWelcome& welcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(attach_mu_);
   void Forget(uint64_t transfer_id);
   void Untrack(int fd);
 
