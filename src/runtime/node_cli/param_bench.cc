@@ -5,6 +5,8 @@
 // warm pages.
 #include "runtime/node_cli/param_bench.h"
 
+#include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,20 +24,47 @@ struct BenchAgent {
   std::unique_ptr<ChainReceiver> receiver;
 };
 
-// Median seconds of `repeat` chain transfers to `agents`, evicting between runs.
-absl::StatusOr<double> TimeChain(const ParamLease& lease, std::vector<BenchAgent>& agents,
-                                 const ChainOptions& co, int repeat,
-                                 std::vector<std::string>& failed) {
+// Process CPU seconds (user + system) and context switches so far.
+struct CpuUse {
+  double cpu_s = 0;
+  double switches = 0;
+  static CpuUse Now() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+    return {s(u.ru_utime) + s(u.ru_stime), static_cast<double>(u.ru_nvcsw + u.ru_nivcsw)};
+  }
+};
+
+struct ChainTiming {
+  double seconds = 0, cpu_s = 0, switches = 0;  // medians over the runs
+};
+
+// `repeat` chain transfers to `agents`, evicting between runs.
+absl::StatusOr<ChainTiming> TimeChain(const ParamLease& lease, std::vector<BenchAgent>& agents,
+                                      const ChainOptions& co, int repeat,
+                                      std::vector<std::string>& failed) {
   std::vector<std::string> chain;
   for (BenchAgent& a : agents) chain.push_back(a.receiver->address());
-  std::vector<double> runs;
+  std::vector<double> runs, cpu, switches;
   for (int i = 0; i < repeat; ++i) {
+    const CpuUse before = CpuUse::Now();
     SLUICE_ASSIGN_OR_RETURN(ChainReport r, SendChain(lease, chain, co));
+    const CpuUse after = CpuUse::Now();
     runs.push_back(absl::ToDoubleSeconds(r.elapsed));
+    cpu.push_back(after.cpu_s - before.cpu_s);
+    switches.push_back(after.switches - before.switches);
     failed.insert(failed.end(), r.failed.begin(), r.failed.end());
     for (BenchAgent& a : agents) (void)a.store->Evict(lease.model());
   }
-  return Median(runs);
+  return ChainTiming{Median(runs), Median(cpu), Median(switches)};
+}
+
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 }  // namespace
@@ -76,10 +105,18 @@ absl::StatusOr<MulticastBenchResult> RunMulticastBench(const MulticastBenchOptio
   }
   std::vector<BenchAgent> one;
   one.push_back(std::move(agents[0]));
-  SLUICE_ASSIGN_OR_RETURN(r.one_transfer_s, TimeChain(*lease, one, co, o.repeat, r.failed));
+  SLUICE_ASSIGN_OR_RETURN(ChainTiming t1, TimeChain(*lease, one, co, o.repeat, r.failed));
   agents[0] = std::move(one[0]);
-  SLUICE_ASSIGN_OR_RETURN(r.chain_s, TimeChain(*lease, agents, co, o.repeat, r.failed));
+  SLUICE_ASSIGN_OR_RETURN(ChainTiming tn, TimeChain(*lease, agents, co, o.repeat, r.failed));
+  r.one_transfer_s = t1.seconds;
+  r.chain_s = tn.seconds;
   r.ratio = r.one_transfer_s > 0 ? r.chain_s / r.one_transfer_s : 0;
+  r.one_transfer_cpu_s = t1.cpu_s;
+  r.chain_cpu_s = tn.cpu_s;
+  r.one_transfer_switches = t1.switches;
+  r.chain_switches = tn.switches;
+  r.cpus = UsableCpus();
+  r.cpu_floor_ratio = r.one_transfer_s > 0 ? tn.cpu_s / r.cpus / r.one_transfer_s : 0;
   for (BenchAgent& a : agents) a.receiver->Stop();
   return r;
 }

@@ -30,6 +30,17 @@ struct MulticastBenchResult {
   double one_transfer_s = 0;  // origin -> one receiver
   double chain_s = 0;         // origin -> receivers..., until the last holds it all
   double ratio = 0;           // chain_s / one_transfer_s
+  // The CPU behind those figures (docs/parameter-store.md "Where a chain's CPU goes"): process
+  // CPU seconds (user + system, every thread; loopback TCP's softirq work is charged to the
+  // threads that send) and context switches, medians per transfer; cpus = CPUs this process may
+  // run on. cpu_floor_ratio = (chain_cpu_s / cpus) / one_transfer_s: the ratio a chain would
+  // reach if its CPU work overlapped perfectly on every CPU.
+  double one_transfer_cpu_s = 0;
+  double chain_cpu_s = 0;
+  double one_transfer_switches = 0;
+  double chain_switches = 0;
+  int cpus = 0;
+  double cpu_floor_ratio = 0;
   double load_gib_per_s = 0;  // LoadFile of the model file (page cache warm: just written)
   double memcpy_gib_per_s = 0;  // one thread, best of 3, warm pages
   double memcpy_fresh_gib_per_s = 0;  // one thread into never-written pages (what a fill pays)

@@ -25,7 +25,13 @@ int RunMulticast(const runtime::MulticastBenchOptions& o, bool json) {
                       {"arena_pretouch_s", r->arena_pretouch_s},
                       {"huge_pages", r->huge_pages},
                       {"receivers", o.receivers},            {"bytes", r->bytes},
-                      {"chunk_bytes", o.chunk_bytes},        {"failed", r->failed}};
+                      {"chunk_bytes", o.chunk_bytes},        {"failed", r->failed},
+                      {"one_transfer_cpu_s", r->one_transfer_cpu_s},
+                      {"chain_cpu_s", r->chain_cpu_s},
+                      {"one_transfer_switches", r->one_transfer_switches},
+                      {"chain_switches", r->chain_switches},
+                      {"cpus", r->cpus},
+                      {"cpu_floor_ratio", r->cpu_floor_ratio}};
   if (json) {
     std::printf("%s\n", j.dump().c_str());
   } else {

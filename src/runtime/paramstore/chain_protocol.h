@@ -17,7 +17,7 @@
 namespace sluice::runtime {
 
 inline constexpr uint32_t kChainMagic = 0x534c5043;  // "SLPC"
-inline constexpr uint16_t kChainVersion = 2;  // 2: Hello carries a token
+inline constexpr uint16_t kChainVersion = 3;  // 2: Hello carries a token; 3: FrameChecksum
 inline constexpr int64_t kMinChunkBytes = 4096;
 inline constexpr int64_t kMaxChunkBytes = int64_t{1} << 30;
 inline constexpr size_t kMaxChainMembers = 64;

@@ -92,6 +92,7 @@ class ChainReceiver::Transfer : public ChunkSource {
     absl::MutexLock l(&mu_);
     if (committed_) return absl::OkStatus();
     if (aborted_) return absl::AbortedError("transfer aborted");
+    writer_->KeepChunkChecksums(hello_.chunk_bytes, checksums_);  // for sending it on later
     SLUICE_RETURN_IF_ERROR(writer_->Commit());
     committed_ = true;
     return absl::OkStatus();
@@ -165,7 +166,7 @@ absl::Status ReceiveChunks(int fd, ChainReceiver::Transfer& t, uint64_t generati
     char* dst = t.PrepareChunk(i);
     if (dst == nullptr) return absl::AbortedError("transfer aborted");
     SLUICE_RETURN_IF_ERROR(RecvAll(fd, dst, static_cast<size_t>(f.length)));
-    if (Checksum64(dst, static_cast<size_t>(f.length)) != f.checksum) {
+    if (FrameChecksum(dst, static_cast<size_t>(f.length)) != f.checksum) {
       return absl::DataLossError(absl::StrCat("chunk ", i, " of '", h.model, "': bad checksum"));
     }
     if (!t.Store(generation, i, f.checksum)) return absl::AbortedError("superseded upstream");
@@ -240,33 +241,51 @@ std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::Attach(const ChainHello&
                                                                uint64_t& generation,
                                                                ChainWelcome& welcome) {
   welcome.code = WelcomeCode::kRejected;
-  absl::MutexLock l(&mu_);
-  if (stopped_) {
-    welcome.message = "receiver shutting down";
-    return nullptr;
-  }
-  if (auto it = transfers_.find(h.transfer_id); it != transfers_.end()) {
-    const ChainHello& o = it->second->hello();
-    if (o.model != h.model || o.total_bytes != h.total_bytes || o.chunk_bytes != h.chunk_bytes) {
-      welcome.message = "transfer id reused for different parameters";
+  absl::MutexLock attach(&attach_mu_);
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) {
+      welcome.message = "receiver shutting down";
       return nullptr;
     }
-    generation = it->second->Attach(fd);
-    return it->second;
+    if (auto it = transfers_.find(h.transfer_id); it != transfers_.end()) {
+      const ChainHello& o = it->second->hello();
+      if (o.model != h.model || o.total_bytes != h.total_bytes ||
+          o.chunk_bytes != h.chunk_bytes) {
+        welcome.message = "transfer id reused for different parameters";
+        return nullptr;
+      }
+      generation = it->second->Attach(fd);
+      return it->second;
+    }
   }
+  return NewTransfer(h, fd, generation, welcome);
+}
+
+std::shared_ptr<ChainReceiver::Transfer> ChainReceiver::NewTransfer(const ChainHello& h, int fd,
+                                                                    uint64_t& generation,
+                                                                    ChainWelcome& welcome) {
   if (store_.Has(h.model)) {
     welcome.code = WelcomeCode::kExists;
     return nullptr;
   }
+  // Without mu_: the carve may wait for chunks of a transfer that is finishing (param_store.cc).
   absl::StatusOr<std::unique_ptr<ParamWriter>> w = store_.BeginPut(h.model, h.total_bytes);
   if (!w.ok()) {
     welcome.message = std::string(w.status().message());
     return nullptr;
   }
   auto t = std::make_shared<Transfer>(h, std::move(*w));
-  transfers_[h.transfer_id] = t;
-  generation = t->Attach(fd);
-  t->StartForwarder(options_.chain);
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) {  // `t` goes: its writer drops the reservation
+      welcome.message = "receiver shutting down";
+      return nullptr;
+    }
+    transfers_[h.transfer_id] = t;
+    generation = t->Attach(fd);
+    t->StartForwarder(options_.chain);
+  }
   return t;
 }
 

@@ -69,6 +69,10 @@ class ChainReceiver {
   // The transfer `h` names, new or re-attached; sets `welcome` on refusal (nullptr returned).
   std::shared_ptr<Transfer> Attach(const ChainHello& h, int fd, uint64_t& generation,
                                    ChainWelcome& welcome);
+  // A new transfer for `h` (Attach found none), holding attach_mu_ but not mu_.
+  std::shared_ptr<Transfer> NewTransfer(const ChainHello& h, int fd, uint64_t& generation,
+                                        ChainWelcome& welcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(attach_mu_);
   void Forget(uint64_t transfer_id);
   void Untrack(int fd);
 
@@ -79,6 +83,10 @@ class ChainReceiver {
   std::thread accept_thread_;
   ThreadSet threads_;
   std::atomic<int64_t> completed_{0}, dropped_{0}, refused_{0};
+  // Serializes Attach (so one transfer id is never created twice) without holding mu_ while the
+  // store carves a segment: that may wait for chunks a finishing transfer still holds, and the
+  // finishing transfer needs mu_ (Forget) to let go of them.
+  absl::Mutex attach_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<int> fds_ ABSL_GUARDED_BY(mu_);  // open connections (shut down by Stop)

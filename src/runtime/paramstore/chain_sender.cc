@@ -15,7 +15,8 @@
 namespace sluice::runtime {
 namespace {
 
-// A sealed, fully stored segment: every chunk is available; checksums computed on demand.
+// A sealed, fully stored segment: every chunk is available; checksums computed once per model
+// (kept by the segment).
 class LeaseSource : public ChunkSource {
  public:
   LeaseSource(const ParamLease& lease, int64_t chunk_bytes)
@@ -23,11 +24,7 @@ class LeaseSource : public ChunkSource {
         chunks_((lease.size() + chunk_bytes - 1) / chunk_bytes) {}
   FileSpan FileAt(int64_t offset) const override { return lease_.FileAt(offset); }
   int64_t WaitAvailable(int64_t, absl::Duration) override { return chunks_; }
-  uint64_t ChunkChecksum(int64_t i) override {
-    const int64_t off = i * chunk_bytes_;
-    return Checksum64(lease_.data() + off,
-                      static_cast<size_t>(std::min(chunk_bytes_, lease_.size() - off)));
-  }
+  uint64_t ChunkChecksum(int64_t i) override { return lease_.ChunkChecksum(chunk_bytes_, i); }
 
  private:
   const ParamLease& lease_;

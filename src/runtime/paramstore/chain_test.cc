@@ -2,6 +2,9 @@
 // "agent"). Full delivery, a member dead before the transfer, a member killed mid-transfer
 // (rerouted, resumed from the next member's stored prefix), a corrupted chunk, an orphaned
 // partial transfer, and bad input.
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -12,62 +15,11 @@
 #include "runtime/paramstore/chain_receiver.h"
 #include "runtime/paramstore/chain_sender.h"
 #include "runtime/paramstore/chain_socket.h"
+#include "runtime/paramstore/chain_test_util.h"
 #include "runtime/paramstore/checksum.h"
 
 namespace sluice::runtime {
 namespace {
-
-constexpr int64_t kMiB = int64_t{1} << 20;
-
-// A store whose arena is touched at start, as an agent's (small: each test makes several).
-std::unique_ptr<ParamStore> MakeStore() {
-  ParamStoreOptions o;
-  o.capacity_bytes = 32 * kMiB;
-  o.pretouch = Pretouch::kAtStart;
-  return std::move(ParamStore::Create(o)).value();
-}
-
-ChainOptions FastOptions() {
-  ChainOptions o;
-  o.chunk_bytes = kMiB;
-  o.connect_timeout = absl::Seconds(1);
-  o.io_timeout = absl::Seconds(2);  // a loaded 2-core box must not look dead
-  return o;
-}
-
-// One agent: a store and its receive port.
-struct Agent {
-  std::unique_ptr<ParamStore> store = MakeStore();
-  std::unique_ptr<ChainReceiver> receiver;
-  explicit Agent(absl::Duration orphan_timeout = absl::Seconds(3), std::string token = "") {
-    ChainReceiverOptions o;
-    o.chain = FastOptions();
-    o.chain.token = std::move(token);
-    o.orphan_timeout = orphan_timeout;
-    receiver = std::move(ChainReceiver::Start(*store, o)).value();
-  }
-};
-
-// The origin's store holding `model` of `bytes` random bytes; returns its contents.
-std::string PutRandom(ParamStore& store, const std::string& model, int64_t bytes, int seed) {
-  std::string data(static_cast<size_t>(bytes), '\0');
-  std::mt19937_64 rng(static_cast<uint64_t>(seed));
-  for (size_t i = 0; i + 8 <= data.size(); i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(&data[i], &v, 8);
-  }
-  auto w = store.BeginPut(model, bytes);
-  EXPECT_TRUE(w.ok());
-  std::memcpy((*w)->data(), data.data(), data.size());
-  EXPECT_TRUE((*w)->Commit().ok());
-  return data;
-}
-
-std::string Contents(ParamStore& store, const std::string& model) {
-  auto l = store.Acquire(model);
-  if (!l.ok()) return "<" + std::string(l.status().message()) + ">";
-  return std::string((*l)->data(), static_cast<size_t>((*l)->size()));
-}
 
 TEST(ChainTest, DeliversToEveryMemberInOrder) {
   auto origin = MakeStore();
@@ -189,7 +141,7 @@ class SlowSource : public ChunkSource {
   }
   uint64_t ChunkChecksum(int64_t i) override {
     const int64_t off = i * chunk_bytes_;
-    return Checksum64(lease_.data() + off,
+    return FrameChecksum(lease_.data() + off,
                       static_cast<size_t>(std::min(chunk_bytes_, lease_.size() - off)));
   }
 
@@ -200,14 +152,6 @@ class SlowSource : public ChunkSource {
   const absl::Time start_;
 };
 
-ChainHello HelloFor(const ParamLease& l, uint64_t id) {
-  ChainHello h;
-  h.transfer_id = id;
-  h.model = l.model();
-  h.total_bytes = l.size();
-  h.chunk_bytes = kMiB;
-  return h;
-}
 
 TEST(ChainTest, ReroutesAroundMemberKilledMidTransfer) {
   auto origin = MakeStore();
@@ -272,8 +216,8 @@ TEST(ChainTest, OrphanedPartialTransferIsDropped) {
   ASSERT_TRUE(WriteHello(*fd, h).ok());
   ASSERT_TRUE(ReadWelcome(*fd).ok());
   for (int64_t i = 0; i < 2; ++i) {
-    ASSERT_TRUE(WriteFrameHeader(*fd, {i, kMiB, Checksum64((*lease)->data() + i * kMiB, kMiB)})
-                    .ok());
+    const uint64_t sum = FrameChecksum((*lease)->data() + i * kMiB, kMiB);
+    ASSERT_TRUE(WriteFrameHeader(*fd, {i, kMiB, sum}).ok());
     ASSERT_TRUE(SendSegmentRange(
                     *fd, [&](int64_t o) { return (*lease)->FileAt(o); }, i * kMiB, kMiB)
                     .ok());

@@ -68,6 +68,10 @@ class ParamLease {
   const char* data() const { return segment_->data(); }
   int64_t size() const { return segment_->size(); }
   const std::vector<int64_t>& layer_bytes() const { return layer_bytes_; }
+  // See ParamSegment::PieceChecksum: computed once per model, kept.
+  uint64_t ChunkChecksum(int64_t chunk_bytes, int64_t index) const {
+    return segment_->PieceChecksum(chunk_bytes, index);
+  }
 
  private:
   friend class ParamStore;
@@ -97,6 +101,10 @@ class ParamWriter {
   void Prepare(int64_t offset, int64_t bytes) { segment_->Prepare(offset, bytes); }
   FileSpan FileAt(int64_t offset) const { return segment_->FileAt(offset); }
   int64_t size() const { return segment_->size(); }
+  // Checksums verified during the fill (ParamSegment::KeepPieceChecksums), kept for sending on.
+  void KeepChunkChecksums(int64_t chunk_bytes, std::vector<uint64_t> sums) {
+    segment_->KeepPieceChecksums(chunk_bytes, std::move(sums));
+  }
   // Seals the segment and makes the model servable (Acquire). Call once.
   [[nodiscard]] absl::Status Commit();
   void Abort();

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -39,6 +40,31 @@ struct Fixture {
     return (*w)->Commit();
   }
 };
+
+// A model's chunk checksums are computed once (a chain source sending it again does not re-read
+// it), and a filled model keeps the ones its writer verified (a chain member's, on arrival).
+TEST(ParamStoreTest, ChunkChecksumsAreComputedOnceAndKept) {
+  Fixture f(16 * kMiB);
+  const int64_t piece = 64 * 1024, bytes = 3 * piece + 5;
+  ASSERT_TRUE(f.Put("m", bytes, 'c').ok());
+  auto lease = f.store->Acquire("m");
+  ASSERT_TRUE(lease.ok());
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t len = std::min(piece, bytes - i * piece);
+    const uint64_t want = FrameChecksum((*lease)->data() + i * piece, static_cast<size_t>(len));
+    EXPECT_EQ((*lease)->ChunkChecksum(piece, i), want) << i;
+    EXPECT_EQ((*lease)->ChunkChecksum(piece, i), want) << i;  // the kept one
+  }
+  auto w = f.store->BeginPut("k", bytes);
+  ASSERT_TRUE(w.ok());
+  std::memset((*w)->data(), 'k', static_cast<size_t>(bytes));
+  (*w)->KeepChunkChecksums(piece, {11, 12, 13, 14});
+  ASSERT_TRUE((*w)->Commit().ok());
+  auto k = f.store->Acquire("k");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ((*k)->ChunkChecksum(piece, 2), 13u);  // kept, not recomputed
+  EXPECT_NE((*k)->ChunkChecksum(2 * piece, 0), 11u);  // another chunk size: computed
+}
 
 TEST(ParamStoreTest, CreateRejectsBadOptions) {
   ParamStoreOptions o;
@@ -194,6 +220,31 @@ TEST(ChecksumTest, DetectsChangesAndLength) {
   EXPECT_NE(h, Checksum64(a.data(), a.size()));
   std::string z1(64, '\0'), z2(72, '\0');
   EXPECT_NE(Checksum64(z1.data(), z1.size()), Checksum64(z2.data(), z2.size()));
+}
+
+// The chain's frame check: the hardware path (when this CPU has SSE4.2) and the table-driven one
+// agree at every size around the lane split; a bit flip anywhere (each quarter, the tail), two
+// swapped quarters and a longer run of zeros all change it.
+TEST(ChecksumTest, FrameChecksumAgreesWithPortableAndDetectsChanges) {
+  std::string d(4 * 1024 * 1024 + 77, '\0');
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<char>((i * 2654435761u) >> 13);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{31}, size_t{32}, size_t{33},
+                   size_t{100}, size_t{4096}, d.size()}) {
+    EXPECT_EQ(FrameChecksum(d.data(), n), FrameChecksumPortable(d.data(), n)) << n;
+  }
+  const uint64_t h = FrameChecksum(d.data(), d.size());
+  for (size_t at : {size_t{0}, d.size() / 4 + 3, d.size() / 2 + 5, d.size() * 3 / 4 + 7,
+                    d.size() - 1}) {
+    d[at] ^= 1;
+    EXPECT_NE(FrameChecksum(d.data(), d.size()), h) << at;
+    d[at] ^= 1;
+  }
+  std::string s = d.substr(0, 4096);
+  const uint64_t hs = FrameChecksum(s.data(), s.size());
+  std::swap_ranges(s.begin(), s.begin() + 1024, s.begin() + 1024);
+  EXPECT_NE(FrameChecksum(s.data(), s.size()), hs);
+  std::string z1(64, '\0'), z2(72, '\0');
+  EXPECT_NE(FrameChecksum(z1.data(), z1.size()), FrameChecksum(z2.data(), z2.size()));
 }
 
 }  // namespace

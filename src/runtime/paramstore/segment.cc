@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "runtime/paramstore/checksum.h"
 
 namespace sluice::runtime {
 namespace {
@@ -139,6 +140,39 @@ void ParamSegment::Prepare(int64_t offset, int64_t bytes) {
   const int64_t begin = offset / page * page;
   const int64_t end = std::min(size_, offset + bytes);
   if (end > begin) madvise(data_ + begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE);
+}
+
+uint64_t ParamSegment::PieceChecksum(int64_t piece_bytes, int64_t index) const {
+  SLUICE_CHECK(piece_bytes > 0 && index >= 0 && index * piece_bytes < size_);
+  const size_t n = static_cast<size_t>((size_ + piece_bytes - 1) / piece_bytes);
+  const size_t i = static_cast<size_t>(index);
+  {
+    absl::MutexLock l(&sums_mu_);
+    if (sums_piece_ == piece_bytes && sums_known_[i]) return sums_[i];
+  }
+  const int64_t off = index * piece_bytes;
+  const uint64_t sum =
+      FrameChecksum(data_ + off, static_cast<size_t>(std::min(piece_bytes, size_ - off)));
+  absl::MutexLock l(&sums_mu_);
+  if (sums_piece_ != piece_bytes) {  // one piece size is kept (a node's chains use one)
+    sums_piece_ = piece_bytes;
+    sums_.assign(n, 0);
+    sums_known_.assign(n, false);
+  }
+  sums_[i] = sum;
+  sums_known_[i] = true;
+  return sum;
+}
+
+void ParamSegment::KeepPieceChecksums(int64_t piece_bytes, std::vector<uint64_t> sums) {
+  if (piece_bytes <= 0 ||
+      static_cast<int64_t>(sums.size()) != (size_ + piece_bytes - 1) / piece_bytes) {
+    return;
+  }
+  absl::MutexLock l(&sums_mu_);
+  sums_piece_ = piece_bytes;
+  sums_known_.assign(sums.size(), true);
+  sums_ = std::move(sums);
 }
 
 absl::Status ParamSegment::Seal() {

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "runtime/paramstore/param_arena.h"
 
 namespace sluice::runtime {
@@ -61,6 +63,12 @@ class ParamSegment {
   // filled, so the kernel's page zeroing is still in cache when the data lands; skipped on
   // warm (pre-touched or reused) chunks. Before Seal() only.
   void Prepare(int64_t offset, int64_t bytes);
+  // FrameChecksum (checksum.h) of piece `index` of `piece_bytes`-byte pieces (the chain's
+  // chunks), computed once and kept: the bytes never change after Seal(), so a source sending the
+  // model again does not read it again to checksum it. Sealed segments only; any thread.
+  uint64_t PieceChecksum(int64_t piece_bytes, int64_t index) const;
+  // Records checksums already verified (a chain member's, on arrival) for `piece_bytes` pieces.
+  void KeepPieceChecksums(int64_t piece_bytes, std::vector<uint64_t> sums);
   // Writable before Seal(), nullptr after.
   char* mutable_data() { return sealed_ ? nullptr : data_; }
   const char* data() const { return data_; }
@@ -78,6 +86,10 @@ class ParamSegment {
   bool sealed_;
   bool composed_ = false;  // the view is a second mapping of scattered chunks (arena.Take)
   bool warm_ = false;      // every chunk written before through this very mapping
+  mutable absl::Mutex sums_mu_;
+  mutable int64_t sums_piece_ ABSL_GUARDED_BY(sums_mu_) = 0;  // the pieces `sums_` is for
+  mutable std::vector<uint64_t> sums_ ABSL_GUARDED_BY(sums_mu_);
+  mutable std::vector<bool> sums_known_ ABSL_GUARDED_BY(sums_mu_);
 };
 
 }  // namespace sluice::runtime
