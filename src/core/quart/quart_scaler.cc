@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 
@@ -73,6 +74,8 @@ absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConf
   if (!std::isfinite(f) || !(f == 0 || f >= 1)) {
     return absl::InvalidArgumentError("field 'correction_bound_factor': must be 0 or >= 1");
   }
+  if (config.total_replicas < 0)
+    return absl::InvalidArgumentError("field 'total_replicas': must be >= 0");
   std::vector<CpuStageProfile> profiles;
   for (size_t i = 0; i < config.stages.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(ValidateStage(i, config.stages[i]));
@@ -247,7 +250,40 @@ QuartDecision QuartScaler::Decide(absl::Time now, int free_cpu_cores) {
         std::clamp(total + d.stages[i].replica_delta, spec.min_replicas, spec.max_replicas);
     d.stages[i].replica_delta = want - total;
   }
+  if (config_.total_replicas > 0)
+    FitTotal(d);
   return d;
+}
+
+void QuartScaler::FitTotal(QuartDecision& d) const {
+  const int n = static_cast<int>(config_.stages.size());
+  std::vector<int> want(n);
+  std::vector<double> floor(n);
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    want[i] = Total(i) + d.stages[i].replica_delta;
+    sum += want[i];
+    const double rps = std::isfinite(samples_[i].arrival_rps)
+                           ? std::max(0.0, samples_[i].arrival_rps)
+                           : 0.0;
+    floor[i] = std::max(1.0, std::floor(rps / config_.stages[i].service_rps) + 1);
+  }
+  while (sum > config_.total_replicas) {
+    int pick = -1;
+    double most = -1;
+    for (int i = 0; i < n; ++i) {
+      const double per_floor = want[i] / floor[i];
+      if (d.stages[i].replica_delta > 0 && per_floor > most) {
+        most = per_floor;
+        pick = i;
+      }
+    }
+    if (pick < 0)
+      return;  // only replicas already held: never drained to fit
+    --want[pick];
+    --d.stages[pick].replica_delta;
+    --sum;
+  }
 }
 
 absl::Time QuartScaler::NextWakeup() const {

@@ -44,6 +44,13 @@ struct QuartConfig {
   // with one 2x optimistic it holds 20 % fewer replica-seconds for 7 s more over target; 1.5
   // and 1.0 trust the profile too much (49 and 83 s over target there).
   double correction_bound_factor = 2.0;  // 0 or >= 1
+  // R_total of Algorithm 1 (the paper's "total resource constraint"): > 0 bounds the replicas
+  // the pipeline's stages hold together (ready + starting + delta summed over the stages). When
+  // a decision asks for more, its increments are cut, one replica at a time, from the stage
+  // holding the most replicas per stable-floor replica (floor(lambda / mu) + 1), so a short
+  // budget goes where the load is rather than to the first stages asked; existing replicas are
+  // never drained to fit. 0: unbounded (the caller's cluster decides what it can place).
+  int total_replicas = 0;  // >= 0
 };
 
 // What was measured at one stage over the last window (the pipeline-policy contract's sample).
@@ -98,6 +105,7 @@ class QuartScaler {
   void Correct(const std::vector<StageEstimate>& est, absl::Duration dt, QuartDecision& d);
   void Smooth(const std::vector<StageEstimate>& est, absl::Time now, QuartDecision& d);
   void Compensate(int free_cpu_cores, absl::Time now, QuartDecision& d);
+  void FitTotal(QuartDecision& d) const;
   int Total(int i) const;
 
   QuartConfig config_;

@@ -61,6 +61,48 @@ TEST(QuartScaler, BarePidOvershootsAnOverload) {
   EXPECT_EQ(bounded->Decide(kT0, 0).stages[0].replica_delta, 5);
 }
 
+// Algorithm 1's R_total: a burst every stage sees at once asks for more replicas than the
+// pipeline may hold (in the simulator: stages 0-6 took the whole cluster and stage 7 got
+// none). With total_replicas the increments are cut evenly where the load is equal, and the
+// sum never passes the bound; replicas already held are not drained to fit.
+TEST(QuartScaler, TotalReplicasBoundsTheIncrementsAcrossStages) {
+  QuartConfig c = Config(4);
+  auto unbounded = Make(c);
+  const std::vector<StageSample> burst(4, Sample(25, 2));
+  unbounded->Observe(burst, kT0);
+  int asked = 0;
+  for (const StageDecision& s : unbounded->Decide(kT0, 0).stages)
+    asked += 2 + s.replica_delta;
+  EXPECT_GT(asked, 16);  // 4 x (2 + 5)
+  c.total_replicas = 16;
+  auto bounded = Make(c);
+  bounded->Observe(burst, kT0);
+  const QuartDecision d = bounded->Decide(kT0, 0);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(d.stages[i].replica_delta, 2) << i;  // 16 / 4 = 4 each, every stage served
+  // Uneven load: cuts fall on the stage holding the most per stable-floor replica, so the
+  // busier stage keeps more of its increment.
+  c.total_replicas = 14;
+  auto uneven = Make(c);
+  const std::vector<StageSample> in = {Sample(45, 2), Sample(25, 2), Sample(5, 1), Sample(5, 1)};
+  uneven->Observe(in, kT0);
+  const QuartDecision u = uneven->Decide(kT0, 0);
+  int sum = 0;
+  for (int i = 0; i < 4; ++i)
+    sum += in[i].ready_replicas + u.stages[i].replica_delta;
+  EXPECT_EQ(sum, 14);
+  EXPECT_GT(u.stages[1].replica_delta, 0);
+  EXPECT_GT(u.stages[0].replica_delta, u.stages[1].replica_delta);
+  // A bound below what is already held adds nothing and drains nothing.
+  c.total_replicas = 4;
+  auto tight = Make(c);
+  tight->Observe(in, kT0);
+  for (const StageDecision& s : tight->Decide(kT0, 0).stages)
+    EXPECT_EQ(s.replica_delta, 0);
+  c.total_replicas = -1;
+  EXPECT_FALSE(QuartScaler::Create(c).ok());
+}
+
 TEST(QuartScaler, DecidesEachWindowOnce) {
   auto q = Make(Config(2));
   q->Observe({Sample(20, 2), Sample(20, 4)}, kT0);

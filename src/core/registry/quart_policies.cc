@@ -64,6 +64,8 @@ absl::StatusOr<QuartParams> ReadParams(std::span<const PolicyParam> params,
   SLUICE_ASSIGN_OR_RETURN(const int64_t slack, r.Int("cache_slack", 1, 0, 1 << 20));
   p.placement.cache_slack = static_cast<int>(slack);
   SLUICE_ASSIGN_OR_RETURN(c.period, r.Seconds("period_s", c.period, 1e-6, 1e6));
+  SLUICE_ASSIGN_OR_RETURN(const int64_t total, r.Int("total_replicas", 0, 0, 1 << 20));
+  c.total_replicas = static_cast<int>(total);
   SLUICE_ASSIGN_OR_RETURN(const int64_t min_r, r.Int("min_replicas", 1, 0, 1 << 20));
   p.min_replicas = static_cast<int>(min_r);
   SLUICE_ASSIGN_OR_RETURN(p.queue_drain, r.Seconds("queue_drain_s", p.queue_drain, 1e-6, 1e9));

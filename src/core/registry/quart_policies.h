@@ -35,6 +35,8 @@
 //   cpu_max_duration_s        CPU compensation lasts at most this, > 0         [60]
 //   cache_slack               key instances a caching node may exceed, >= 0    [1]
 //   period_s                  decision period (>= the caller's interval), > 0  [1]
+//   total_replicas            R_total: GPU replicas of all stages together,
+//                             0 = unbounded, >= 0 (QuartConfig)               [0]
 //   min_replicas              floor on each stage's GPU replicas, >= 0         [1]
 //   queue_drain_s             per-function scaler: queue drains within, > 0    [1]
 #ifndef SLUICE_CORE_REGISTRY_QUART_POLICIES_H_

@@ -99,6 +99,18 @@ TEST(QuartPolicySet, ParamsReachTheScaler) {
   EXPECT_TRUE(p->Decide(kT0, 0).key_stages.empty());
 }
 
+TEST(QuartPolicySet, TotalReplicasReachesTheScaler) {
+  // Stage 1 alone asks for more than 2 replicas; with R_total 10 it may add 10 - 10 = 0.
+  auto free = Make();
+  auto p = free->MakePipelineScaler(Stages(3), StageTraits(3), absl::Seconds(1));
+  p->Observe(CongestedMiddle(), kT0);
+  EXPECT_GT(p->Decide(kT0, 0).stages[1].replica_delta, 0);
+  auto bounded = Make({{"total_replicas", "10", 2}});
+  auto q = bounded->MakePipelineScaler(Stages(3), StageTraits(3), absl::Seconds(1));
+  q->Observe(CongestedMiddle(), kT0);
+  EXPECT_EQ(q->Decide(kT0, 0).stages[1].replica_delta, 0);
+}
+
 TEST(QuartPolicySet, NoPipelineScalerWhenAStageCannotBeSized) {
   auto set = Make();
   EXPECT_EQ(set->MakePipelineScaler(Stages(3, 0), StageTraits(3), absl::Seconds(1)), nullptr);
@@ -139,6 +151,7 @@ TEST(QuartPolicySet, BadParamsNameTheKeyAndLine) {
   EXPECT_THAT(Error({{"period_s", "0", 6}}), HasSubstr("'period_s'"));
   EXPECT_THAT(Error({{"beta_min", "2", 7}}), HasSubstr("'beta_min'"));
   EXPECT_THAT(Error({{"gain", "1", 8}}), HasSubstr("'gain'"));
+  EXPECT_THAT(Error({{"total_replicas", "-1", 9}}), HasSubstr("'total_replicas'"));
 }
 
 }  // namespace

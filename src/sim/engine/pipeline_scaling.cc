@@ -71,8 +71,7 @@ void Engine::DecidePipeline(int p) {
                                           static_cast<int>(j)) != d.key_stages.end();
     st.key_ever = st.key_ever || st.key;
   }
-  for (size_t j = 0; j < ps.stages.size() && error_.ok(); ++j)
-    ApplyStageDecision(ps.stages[j], d.stages[j]);
+  ApplyPipelineDecision(ps.stages, d);
   SchedulePipelineWakeup(p);
 }
 
@@ -91,35 +90,76 @@ void Engine::SchedulePipelineWakeup(int p) {
   });
 }
 
-void Engine::ApplyStageDecision(int fn, const core::PipelineStageDecision& d) {
-  if (d.replica_delta != 0 || d.cpu_worker_delta != 0) {
-    Log(fn, "pipeline_scale replicas=", fns_[fn].deployed.size(), " delta=", d.replica_delta,
-        " cpu_delta=", d.cpu_worker_delta, " key=", fns_[fn].stage->key ? 1 : 0);
+// Scale-ins first (their GPUs go back to the cluster), then the scale-outs one replica at a
+// time in order of need (GrantScaleOuts), then the CPU workers.
+void Engine::ApplyPipelineDecision(const std::vector<int>& stages,
+                                   const core::PipelineDecision& d) {
+  std::vector<int> want(stages.size(), 0);
+  for (size_t j = 0; j < stages.size(); ++j) {
+    Function& f = fns_[stages[j]];
+    const core::PipelineStageDecision& sd = d.stages[j];
+    if (sd.replica_delta != 0 || sd.cpu_worker_delta != 0) {
+      Log(stages[j], "pipeline_scale replicas=", f.deployed.size(), " delta=", sd.replica_delta,
+          " cpu_delta=", sd.cpu_worker_delta, " key=", f.stage->key ? 1 : 0);
+    }
+    // To deployed + delta, clamped to [min_instances, max_instances].
+    const int deployed = static_cast<int>(f.deployed.size());
+    const int target = std::clamp(deployed + sd.replica_delta, f.config->min_instances,
+                                  std::max(f.config->min_instances, f.config->max_instances));
+    if (deployed > target)
+      DrainLeastLoaded(f.deployed, deployed - target);
+    want[j] = std::max(0, target - deployed);
   }
-  ApplyReplicaDelta(fn, d.replica_delta);
-  if (error_.ok())
-    ApplyCpuDelta(fn, d.cpu_worker_delta);
+  GrantScaleOuts(stages, want);
+  for (size_t j = 0; j < stages.size() && error_.ok(); ++j)
+    ApplyCpuDelta(stages[j], d.stages[j].cpu_worker_delta);
 }
 
-// To deployed + delta, clamped to [min_instances, max_instances].
-void Engine::ApplyReplicaDelta(int fn, int delta) {
-  Function& f = fns_[fn];
-  const int deployed = static_cast<int>(f.deployed.size());
-  const int target = std::clamp(deployed + delta, f.config->min_instances,
-                                std::max(f.config->min_instances, f.config->max_instances));
-  while (static_cast<int>(f.deployed.size()) < target) {
-    absl::Status s = PlaceInstance(fn, /*initial=*/false);
-    if (absl::IsResourceExhausted(s)) {
-      Log(fn, "place_failed deployed=", f.deployed.size(), " desired=", target);
-      break;
-    }
-    if (!s.ok()) {
-      Fail(std::move(s));
-      return;
+// Which stage of those still short (want > 0) gets the next replica: the most requests waiting
+// per deployed replica (loading ones count), then the fewest granted so far in this decision,
+// then the lower stage index; -1 when none is short.
+int Engine::NeediestStage(const std::vector<int>& stages, const std::vector<int>& want,
+                          const std::vector<int>& granted) const {
+  int best = -1;
+  double best_need = 0;
+  for (size_t j = 0; j < stages.size(); ++j) {
+    if (want[j] <= 0)
+      continue;
+    const Function& f = fns_[stages[j]];
+    const double need =
+        f.stage->waiting.value() / std::max(1.0, static_cast<double>(f.deployed.size()));
+    if (best < 0 || need > best_need ||
+        (need == best_need && granted[j] < granted[static_cast<size_t>(best)])) {
+      best = static_cast<int>(j);
+      best_need = need;
     }
   }
-  if (static_cast<int>(f.deployed.size()) > target)
-    DrainLeastLoaded(f.deployed, static_cast<int>(f.deployed.size()) - target);
+  return best;
+}
+
+// One replica at a time to the neediest stage until every stage has its replicas or the cluster
+// has no room for it (a stage that cannot be placed is not tried again in this decision). When the
+// cluster cannot satisfy every stage, the most congested stages get the GPUs, whatever their
+// index; while it can, every stage gets what it asked for, as before.
+void Engine::GrantScaleOuts(const std::vector<int>& stages, std::vector<int>& want) {
+  std::vector<int> granted(stages.size(), 0);
+  while (error_.ok()) {
+    const int j = NeediestStage(stages, want, granted);
+    if (j < 0)
+      return;
+    const int fn = stages[static_cast<size_t>(j)];
+    absl::Status s = PlaceInstance(fn, /*initial=*/false);
+    if (absl::IsResourceExhausted(s)) {
+      const size_t deployed = fns_[fn].deployed.size();
+      Log(fn, "place_failed deployed=", deployed, " desired=", deployed + want[j]);
+      want[j] = 0;
+    } else if (!s.ok()) {
+      Fail(std::move(s));
+    } else {
+      --want[j];
+      ++granted[j];
+    }
+  }
 }
 
 // Within [0, cpu.max_workers]; none for a stage that cannot run on CPU (cpu_slowdown 0).

@@ -111,6 +111,30 @@ TEST(PipelineScalingTest, ReplicaDeltasPlaceKeyStagesAndDrain) {
   EXPECT_EQ(out->free_cores[0], 48);
 }
 
+// A full cluster (3 GPUs, 2 of them deployed) and both stages asking for one replica more: the
+// later stage, whose queue is long (400 ms a request at 5 req/s), gets the last GPU; granting in
+// stage order would have given it to stage 0, whose queue is empty (20 ms a request).
+TEST(PipelineScalingTest, FullClusterGrantsTheMoreCongestedStageFirst) {
+  core::PerfModel perf;
+  SimConfig c = TwoStages(3, perf, testing::Poisson(5));
+  testing::AddLinearModel(perf, "fast", absl::Milliseconds(20));
+  testing::AddLinearModel(perf, "slow", absl::Milliseconds(400));
+  c.functions = {StageFunction("p", 0, 2, "fast", core::Bytes(0)),
+                 StageFunction("p", 1, 2, "slow", core::Bytes(0))};
+  c.functions[0].workload = testing::Poisson(5);
+  c.pipelines = {PipelineOf("p", c.functions, absl::Seconds(1))};
+  core::PipelineDecision both = StageDelta(2, 0, +1);
+  both.stages[1].replica_delta = +1;
+  ScriptedPipelineScaler* scaler = nullptr;
+  auto out = RunScript(c, perf, {{At(4), both}}, &scaler);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_GT(out->samples.size(), 3u);
+  EXPECT_GT(out->samples[3][1].queue_length, out->samples[3][0].queue_length);
+  EXPECT_TRUE(testing::HasLine(out->log, "4.000000 p/s1 place inst=2 gpus=2")) << out->log;
+  EXPECT_TRUE(testing::HasLine(out->log, "4.000000 p/s0 place_failed deployed=1 desired=2"))
+      << out->log;
+}
+
 TEST(PipelineScalingTest, CpuWorkerServesAtSlowdownAndReleasesCores) {
   core::PerfModel perf;
   SimConfig c = TwoStages(2, perf, testing::Trace("cpu", {0, 3}));
