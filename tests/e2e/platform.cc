@@ -91,6 +91,7 @@ absl::Status Platform::StartController(int port) {
   c.lazy.window = config_.lazy_window;
   c.lazy.phi_out = config_.phi_out;
   c.lazy.phi_in = config_.phi_in;
+  c.default_policy = config_.default_policy;
   c.drain_grace = absl::Milliseconds(200);  // > 3 routes polls: the gateway stops sending first
   c.drain_timeout = absl::Seconds(10);
   absl::StatusOr<std::unique_ptr<ControllerDaemon>> d = ControllerDaemon::Start(c);

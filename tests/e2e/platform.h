@@ -34,6 +34,9 @@ struct PlatformConfig {
   int phi_out = 10;
   // phi_out + phi_in > window samples rules out flapping (lazy_scaler.h).
   int phi_in = 12;
+  // The policy of specs without `policy:`. The fast settings above are the controller's own
+  // lazy scaler's, i.e. Dilu's; `sluice up` defaults to `sluice` (ControllerOptions).
+  std::string default_policy = "dilu";
 };
 
 class Platform {

@@ -115,10 +115,14 @@ void PrintTable(const json& functions) {
     if (!f.value("message", "").empty())
       std::printf("  message: %s\n", f["message"].get<std::string>().c_str());
     for (const json& i : f.value("instances", json::array())) {
+      // A parked (memory-only idle) ready instance shows as "parked".
+      std::string state = i.value("state", "?");
+      if (state == "ready" && i.value("parked", false))
+        state = "parked";
       std::printf(
           "  instance %-4d %-11s gpu %-14s sm_share %.2f <%.2f,%.2f> q %.2f batch %d "
           "in_flight %d restarts %d %s\n",
-          i.value("id", 0), i.value("state", "?").c_str(), i.value("gpu", "?").c_str(),
+          i.value("id", 0), state.c_str(), i.value("gpu", "?").c_str(),
           i.value("sm_share", 0.0), i.value("request", 0.0), i.value("limit", 0.0),
           i.value("time_quota", 1.0), i.value("batch", 1), i.value("in_flight", 0),
           i.value("restarts", 0), i.value("url", "").c_str());

@@ -57,6 +57,10 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   c->add_option("--drain-timeout-ms", f->drain_timeout_ms, "drain time before scale-in stops")
       ->capture_default_str();
+  c->add_option("--default-policy", f->o.default_policy,
+                "policy set of a spec that names no `policy:` (sluice, dilu, ...)")
+      ->capture_default_str()
+      ->check([](const std::string& v) { return UnknownPolicyMessage(v); });
   // Several machines (issue 12; docs/platform.md "Several machines").
   c->add_flag("--discover-nodes", f->o.discover_nodes,
               "nodes are the agents registered in the store (agent --join); --agents ignored");

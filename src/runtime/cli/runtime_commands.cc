@@ -16,6 +16,7 @@
 #include "runtime/cli/daemon_commands.h"
 #include "runtime/cli/daemons_file.h"
 #include "runtime/cli/supervisor.h"
+#include "runtime/controller/controller_daemon.h"
 
 namespace sluice::cli {
 namespace {
@@ -49,6 +50,7 @@ struct UpFlags {
   int phi_out = 0;
   int phi_in = 0;
   int load_report_ms = 0;
+  std::string default_policy = "sluice";  // the controller's own default, forwarded when given
   double start_timeout_s = 60;
 };
 
@@ -83,6 +85,10 @@ void RegisterUp(CLI::App& app, int& exit_code) {
   up->add_option("--phi-out", f->phi_out, "controller: high samples that add an instance");
   up->add_option("--phi-in", f->phi_in, "controller: low samples that remove one");
   up->add_option("--load-report-ms", f->load_report_ms, "gateway: load report (sample) period");
+  up->add_option("--default-policy", f->default_policy,
+                 "controller: policy set of a spec that names no `policy:`")
+      ->capture_default_str()
+      ->check([](const std::string& v) { return runtime::UnknownPolicyMessage(v); });
   up->add_option("--start-timeout-s", f->start_timeout_s, "per daemon")->capture_default_str();
   up->add_option("--store", f->o.store,
                  "controller store URI, e.g. etcd://HOST:PORT (default: <home>/controller.db)");
@@ -97,6 +103,7 @@ void RegisterUp(CLI::App& app, int& exit_code) {
     Forward(*up, "--phi-out", f->phi_out, o.controller_args);
     Forward(*up, "--phi-in", f->phi_in, o.controller_args);
     Forward(*up, "--load-report-ms", f->load_report_ms, o.gateway_args);
+    Forward(*up, "--default-policy", f->default_policy, o.controller_args);
     exit_code = runtime::RunUp(o);
   });
   auto home = std::make_shared<std::string>();

@@ -51,6 +51,8 @@ ReportedInstance ParseInstance(const json& j) {
   i.sm_share = Opt<double>(j, "sm_share", 0.0);
   i.mem_used_bytes = Opt<int64_t>(j, "mem_used_bytes", 0);
   i.in_flight = Opt<int>(j, "in_flight", 0);
+  if (auto p = j.find("parked"); p != j.end() && p->is_boolean())
+    i.parked = p->get<bool>();
   return i;
 }
 

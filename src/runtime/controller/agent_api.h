@@ -46,6 +46,7 @@ struct ReportedInstance {
   double sm_share = 0;
   int64_t mem_used_bytes = 0;
   int in_flight = 0;
+  std::optional<bool> parked;  // memory-only idle on its token server; absent from older agents
 };
 
 struct NodeReport {

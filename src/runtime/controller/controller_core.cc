@@ -62,13 +62,39 @@ absl::Status ControllerCore::Persist(ControllerFunction& f) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The spec's params; for `sluice`, whose busy functions scale with Dilu's lazy scaler, the
+// controller's lazy options (--lazy-window-s, --phi-out, --phi-in) are the defaults of Dilu's
+// window_s / phi_out / phi_in, as they are for plain `dilu`.
+std::vector<core::PolicyParam> PolicyParamsWithLazy(const FunctionSpec& spec,
+                                                    const core::LazyScalerConfig& lazy) {
+  std::vector<core::PolicyParam> params = CorePolicyParams(spec);
+  if (spec.policy != "sluice")
+    return params;
+  const std::pair<const char*, std::string> defaults[] = {
+      {"window_s", absl::StrCat(absl::ToDoubleSeconds(lazy.window))},
+      {"phi_out", absl::StrCat(lazy.phi_out)},
+      {"phi_in", absl::StrCat(lazy.phi_in)}};
+  for (const auto& [key, value] : defaults) {
+    if (std::none_of(params.begin(), params.end(),
+                     [key](const core::PolicyParam& p) { return p.key == key; })) {
+      params.push_back({key, value, 0});
+    }
+  }
+  return params;
+}
+
+}  // namespace
+
 absl::Status ControllerCore::MakePolicy(ControllerFunction& f) {
   f.policy.reset();
   const FunctionSpec& spec = f.record.spec;
   if (spec.policy == kDefaultPolicy && spec.policy_params.empty())
     return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(f.policy, core::MakePolicySet(spec.policy, CorePolicyParams(spec),
-                                                        FunctionKey(spec.name)));
+  SLUICE_ASSIGN_OR_RETURN(
+      f.policy, core::MakePolicySet(spec.policy, PolicyParamsWithLazy(spec, options_.lazy),
+                                    FunctionKey(spec.name)));
   // The set is new to a cluster that may already hold allocations: replay them into its indices.
   for (const core::GpuState& g : cluster_->gpus()) {
     for (const core::Allocation& a : g.allocations)
@@ -204,6 +230,7 @@ json ControllerCore::InstanceJson(const ControllerInstance& i) const {
               {"sm_share", i.sm_share},
               {"mem_used_bytes", i.mem_used_bytes},
               {"in_flight", i.in_flight},
+              {"parked", i.parked},
               {"role", i.mutate_to.empty() ? i.role : i.mutate_to}};
 }
 
@@ -236,7 +263,7 @@ json ControllerCore::StatusJson(const ControllerFunction& f) const {
 }
 
 http::Response ControllerCore::Deploy(const std::string& yaml) {
-  absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(yaml, "request");
+  absl::StatusOr<FunctionSpec> spec = ParseFunctionSpec(yaml, "request", options_.default_policy);
   if (!spec.ok())
     return http::ErrorResponse(400, std::string(spec.status().message()));
   if (std::optional<http::Response> r = DeployPipeline(*spec))

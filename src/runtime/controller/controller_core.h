@@ -61,6 +61,10 @@ struct ControllerInstance {
   double sm_share = 0;
   int64_t mem_used_bytes = 0;
   int in_flight = 0;
+  // Memory-only idle (controller_park.cc): parked as the agent last reported it (or as last
+  // sent to it), and since when it has had nothing in flight (InfinitePast: not seen ready yet).
+  bool parked = false;
+  absl::Time idle_since = absl::InfinitePast();
   bool confirmed = false;  // the agent accepted or listed it (absence then means gone)
   bool removing = false;   // dropped from the routes; DELETE sent or pending
   bool profiling = false;  // the profiling instance of its function, never routed
@@ -194,8 +198,8 @@ class ControllerCore {
   // After a wake: polls the agents every few ms until `name` has a ready instance or
   // `deadline` (docs/platform.md "Cold starts").
   void PollUntilReady(const std::string& name, absl::Time deadline);
-  // Memory-only idle (controller_park.cc): parks the ready instances of `name` beyond
-  // scaler.ActiveWanted(now), the longest idle first, and unparks the rest.
+  // Memory-only idle (controller_park.cc): parks and unparks the ready instances of `name` as
+  // core::PickParking decides for scaler.ActiveWanted(now) (starting ones count as active).
   void DriveParking(const std::string& name, const core::HorizontalScaler& scaler,
                     absl::Time now);
   void Reconcile(ControllerFunction& f, bool cold_start);
@@ -303,11 +307,6 @@ class ControllerCore {
   std::unique_ptr<core::DiluScheduler> scheduler_;
   std::map<std::string, ControllerFunction> functions_;
   std::map<int64_t, ControllerInstance> instances_;
-  struct ParkBook {  // controller_park.cc
-    absl::Time last_busy = absl::InfinitePast();  // last load report it had work in flight
-    bool parked = false;                          // as last sent to its agent
-  };
-  std::map<int64_t, ParkBook> parking_;
   std::map<std::string, ControllerPipeline> pipelines_;  // by pipeline name
   LoadMerger load_merger_;  // several gateways' load reports (load_merge.h)
   std::vector<int> gpu_agent_;  // GpuId -> agent index

@@ -3,18 +3,28 @@
 // instances are in place when the first request arrives.
 #include "runtime/controller/controller_daemon.h"
 
+#include <algorithm>
 #include <future>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "common/status.h"
+#include "core/registry/policy_registry.h"
 #include "runtime/controller/controller_core.h"
 #include "runtime/http/http.h"
 #include "runtime/store/memory_store.h"
 #include "runtime/store/store.h"
 
 namespace sluice::runtime {
+
+std::string UnknownPolicyMessage(std::string_view name) {
+  const std::vector<std::string> known = core::KnownPolicies();
+  if (std::find(known.begin(), known.end(), name) != known.end())
+    return "";
+  return absl::StrCat("unknown policy '", std::string(name), "' (known: ", absl::StrJoin(known, ", "), ")");
+}
 
 absl::StatusOr<std::unique_ptr<ControllerDaemon>> ControllerDaemon::Start(
     const ControllerOptions& options) {
@@ -30,6 +40,8 @@ absl::StatusOr<std::unique_ptr<ControllerDaemon>> ControllerDaemon::Start(
   if (options.cluster_tick <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("cluster_tick: must be > 0");
   }
+  if (std::string bad = UnknownPolicyMessage(options.default_policy); !bad.empty())
+    return absl::InvalidArgumentError(absl::StrCat("default_policy: ", bad));
   std::unique_ptr<ControllerDaemon> d(new ControllerDaemon());
   SLUICE_ASSIGN_OR_RETURN(d->loop_, http::EventLoop::Create());
   Store* store = options.shared_store;

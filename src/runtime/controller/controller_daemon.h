@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,9 @@ struct ControllerOptions {
   core::SchedulerConfig scheduler;
   // Window and phi from Dilu; one sample per gateway load report. min/max/capacity per function.
   core::LazyScalerConfig lazy;
+  // The policy set (core::KnownPolicies()) of a deployed spec that names no `policy:`; resolved
+  // at deploy time and stored with the spec (`sluice controller --default-policy`).
+  std::string default_policy = "sluice";
   absl::Duration drain_grace = absl::Milliseconds(300);  // route removal -> agent DELETE
   absl::Duration drain_timeout = absl::Seconds(10);      // the agent's drain_ms
   LlmControllerOptions llm;  // P/D pools of disaggregated LLM functions (llm_pools.h)
@@ -67,6 +71,10 @@ struct ControllerOptions {
   // stay up and deposed.
   std::function<void()> on_deposed;
 };
+
+// "" when `name` is one of core::KnownPolicies(); else "unknown policy 'NAME' (known: ...)".
+// For --default-policy (the controller's and `sluice up`'s) and ControllerOptions.
+std::string UnknownPolicyMessage(std::string_view name);
 
 class ControllerDaemon {
  public:

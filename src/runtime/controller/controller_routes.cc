@@ -89,6 +89,8 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
     i.sm_share = ai.sm_share;
     i.mem_used_bytes = ai.mem_used_bytes;
     i.in_flight = ai.in_flight;
+    if (ai.parked)
+      i.parked = *ai.parked;
     if (ai.request > 0)
       i.request = ai.request;
     if (ai.limit > 0)

@@ -306,13 +306,14 @@ absl::Status ParsePolicy(const YamlReader& r, const std::string& file, const YAM
 }
 
 absl::StatusOr<FunctionSpec> ParseRoot(const YamlReader& r, const std::string& file,
-                                       const YAML::Node& root) {
+                                       const YAML::Node& root, std::string_view default_policy) {
   SLUICE_RETURN_IF_ERROR(
       r.CheckMap(root, "",
                  {"name", "kind", "command", "image", "model", "slo_ms", "memory_gib", "gpus",
                   "batching", "autoscaling", "quota", "queue", "env", "training", "llm", "policy",
                   "policy_params", "pipeline", "stage_of"}));
   FunctionSpec spec;
+  spec.policy = std::string(default_policy);
   SLUICE_RETURN_IF_ERROR(ParseIdentity(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseLaunch(r, root, spec));
   SLUICE_RETURN_IF_ERROR(ParseModel(r, root, spec));
@@ -347,14 +348,15 @@ const char* FunctionKindName(FunctionKind kind) {
   return "unknown";
 }
 
-absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file) {
+absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file,
+                                               std::string_view default_policy) {
   const YamlReader reader(file);
   try {
     const YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) {
       return common::InputError({file, 1}, "", "empty function spec");
     }
-    return ParseRoot(reader, file, root);
+    return ParseRoot(reader, file, root, default_policy);
   } catch (const YAML::Exception& e) {
     return common::InputError({file, e.mark.line + 1}, "", absl::StrCat("invalid YAML: ", e.msg));
   }

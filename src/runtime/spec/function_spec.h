@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,7 +60,9 @@ struct PolicyParamSpec {
   bool operator==(const PolicyParamSpec& o) const { return key == o.key && value == o.value; }
 };
 
-// The policy set a function runs under when the spec names none (today's behaviour).
+// The policy of a parsed spec that names none, unless the parser is given another default (the
+// controller's --default-policy, `sluice` by default, applies to specs being deployed); also the
+// policy FunctionSpecToYaml leaves unwritten, so a stored spec without `policy:` stays Dilu.
 inline constexpr char kDefaultPolicy[] = "dilu";
 
 // Bounded per-function queue and per-request deadline.
@@ -152,7 +155,11 @@ struct FunctionSpec {
 // on a non-training kind, an unknown policy (listing the known ones), a policy param the policy
 // rejects (the policy's message, at the param's line), and YAML syntax errors (with their line,
 // no field).
-absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file);
+// `default_policy` is the policy of a spec that names none (its params are checked against it):
+// the controller passes its ControllerOptions::default_policy for a spec being deployed; stored
+// specs are read with kDefaultPolicy, the one FunctionSpecToYaml leaves unwritten.
+absl::StatusOr<FunctionSpec> ParseFunctionSpec(const std::string& text, const std::string& file,
+                                               std::string_view default_policy = kDefaultPolicy);
 
 // Reads `path` and parses it. NotFound/Internal naming the path when it cannot be read.
 absl::StatusOr<FunctionSpec> LoadFunctionSpec(const std::string& path);

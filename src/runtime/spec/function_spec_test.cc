@@ -95,6 +95,22 @@ TEST(FunctionSpecTest, PolicyParamsAndTimeQuotaMapWithTheirLines) {
   EXPECT_EQ(core_params[1].line, 16);
 }
 
+TEST(FunctionSpecTest, ASpecWithoutPolicyTakesTheGivenDefaultAndRoundTrips) {
+  EXPECT_EQ(ParseFunctionSpec(kFull, "f.yaml")->policy, "dilu");  // stored specs: Dilu
+  absl::StatusOr<FunctionSpec> s = ParseFunctionSpec(kFull, "f.yaml", "sluice");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->policy, "sluice");
+  // Written out, it names its policy, so reading it back (default dilu) keeps sluice.
+  EXPECT_EQ(ParseFunctionSpec(FunctionSpecToYaml(*s), "s.yaml")->policy, "sluice");
+  // A spec that names its policy keeps it whatever the default.
+  EXPECT_EQ(ParseFunctionSpec(std::string(kFull) + "policy: dilu\n", "f.yaml", "sluice")->policy,
+            "dilu");
+  // Its params are checked against the default: a sluice key without `policy:`.
+  const std::string tail = std::string(kFull) + "policy_params: {park_after_s: 5}\n";
+  EXPECT_TRUE(ParseFunctionSpec(tail, "f.yaml", "sluice").ok());
+  EXPECT_FALSE(ParseFunctionSpec(tail, "f.yaml").ok());
+}
+
 TEST(FunctionSpecTest, BadPolicyFieldsNameLineAndField) {
   const std::string unknown = ErrorOf(std::string(kFull) + "policy: hasgpu\n");
   EXPECT_EQ(unknown.rfind("f.yaml:13: field 'policy': unknown policy 'hasgpu' (known: ", 0), 0u)

@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "core/longtail/parking.h"
+#include "core/longtail/pick_parking.h"
 #include "sim/engine/engine.h"
 
 namespace sluice::sim {
@@ -19,33 +20,28 @@ int Engine::ActiveCount(const Function& f) const {
   return n;
 }
 
-// Parks the longest-idle warm instances with nothing dispatched while more than ActiveWanted()
-// hold a share; un-parks the most recently idle parked ones while fewer do.
+// Parks and un-parks as core::PickParking decides (one rule with the controller): the warm
+// instances are its candidates; loading ones hold their share and count against ActiveWanted().
 void Engine::ApplyParking(int fn) {
   Function& f = fns_[fn];
   const int wanted = std::max(0, f.scaler->ActiveWanted(env_.Now()));
-  int active = ActiveCount(f);
-  if (active == wanted)
+  if (ActiveCount(f) == wanted)
     return;
-  std::vector<int32_t> pick;
+  std::vector<core::ParkingCandidate> warm;
+  int loading = 0;
   for (int32_t id : f.deployed) {
     const Instance& inst = *instances_[id];
-    if (active > wanted ? (!inst.parked && inst.state() == InstanceState::kWarm &&
-                           inst.outstanding() == 0)
-                        : inst.parked) {
-      pick.push_back(id);
+    if (inst.parked || inst.state() == InstanceState::kWarm) {
+      warm.push_back({id, inst.parked, static_cast<int>(inst.outstanding()), inst.idle_since});
+    } else {
+      ++loading;
     }
   }
-  std::stable_sort(pick.begin(), pick.end(), [&](int32_t a, int32_t b) {
-    return instances_[a]->idle_since < instances_[b]->idle_since;
-  });
-  if (active > wanted) {
-    for (size_t i = 0; i < pick.size() && active > wanted; ++i, --active)
-      Park(pick[i]);
-  } else {
-    for (size_t i = pick.size(); i > 0 && active < wanted; --i, ++active)
-      Unpark(pick[i - 1]);
-  }
+  const core::ParkingDecision d = core::PickParking(warm, wanted - loading);
+  for (int64_t id : d.park)
+    Park(static_cast<int32_t>(id));
+  for (int64_t id : d.unpark)
+    Unpark(static_cast<int32_t>(id));
 }
 
 void Engine::Requota(int32_t id, const core::SmQuota& quota) {

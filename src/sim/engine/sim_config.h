@@ -96,9 +96,10 @@ struct ColdStartConfig {
   // the parameter load (host cache over PCIe, or storage), then the first batch (simulated as any
   // batch). Policies with a pre-started process pool (core::StartTraits::prestarted_pool) pay
   // `pool_handoff` (handing the instance to an already running runtime process with its CUDA
-  // context) instead of `container_start`. Default 10 ms: an assumption until i13-cold's
-  // platform measurement lands (docs/longtail.md "Cold-start stages" cites the source).
-  absl::Duration pool_handoff = absl::Milliseconds(10);
+  // context) instead of `container_start`. Default 41 ms: the platform's pooled start measured
+  // on the emulated device (claim to ready, docs/PERFORMANCE.md "Cold starts on the platform";
+  // docs/longtail.md "Cold-start stages" cites the command).
+  absl::Duration pool_handoff = absl::Milliseconds(41);
 };
 
 // A named variant of the workloads (runs = workload variants x policies).

@@ -53,6 +53,9 @@ class ControllerTest : public ::testing::Test {
     options_.lazy.window = absl::Seconds(600);  // samples come faster than 1/s here
     options_.lazy.phi_out = 3;
     options_.lazy.phi_in = 4;
+    // These tests drive the controller's own lazy scaler (Dilu's) with the fast settings
+    // above; the product default (`sluice`) is tested by controller_park_test.cc.
+    options_.default_policy = "dilu";
   }
   void TearDown() override {
     daemon_.reset();

@@ -124,7 +124,8 @@ std::string FakeAgent::NodeJson() {
                              {"max_batch", i.max_batch},
                              {"sm_share", i.request},
                              {"mem_used_bytes", 0},
-                             {"in_flight", 0}});
+                             {"in_flight", 0},
+                             {"parked", i.parked}});
     if (i.state == "starting")
       i.state = "ready";  // ready from the next poll on
     if (i.state == "draining")
@@ -150,6 +151,13 @@ absl::StatusOr<int> FakeAgent::StartInstanceServer(int64_t id) {
                                          {"throughput", batch / (ms / 1000.0)},
                                          {"memory_bytes", model_.memory_bytes}}
                                         .dump()));
+  });
+  r.Handle("POST", "/infer", [this, id](http::Request&, http::Responder respond) {
+    absl::MutexLock lock(&mu_);
+    FakeInstance& i = instances_[id];
+    i.parked = false;  // as the token server: demand unparks
+    ++i.requests;
+    respond(http::JsonResponse(200, json{{"instance", id}}.dump()));
   });
   AddLlmRoutes(r, id);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<http::Server> s,
@@ -256,6 +264,30 @@ void FakeAgent::HandleQuota(http::Request& req, http::Responder respond) {
   respond(http::JsonResponse(200, "{}"));
 }
 
+void FakeAgent::HandlePark(http::Request& req, http::Responder respond) {
+  const json b = json::parse(req.body, nullptr, false);
+  absl::MutexLock lock(&mu_);
+  const int64_t id = std::stoll(req.param("id"));
+  if (b.is_discarded() || !b.contains("parked") || !b["parked"].is_boolean() ||
+      !instances_.contains(id)) {
+    respond(http::ErrorResponse(404, "no instance"));
+    return;
+  }
+  instances_[id].parked = b["parked"].get<bool>();
+  park_log_.push_back({id, instances_[id].parked});
+  respond(http::JsonResponse(200, "{}"));
+}
+
+std::vector<FakePark> FakeAgent::park_log() const {
+  absl::MutexLock lock(&mu_);
+  return park_log_;
+}
+
+std::vector<std::string> FakeAgent::params_deletes() const {
+  absl::MutexLock lock(&mu_);
+  return params_deletes_;
+}
+
 http::Router FakeAgent::MakeRouter() {
   http::Router r;
   r.Handle("GET", "/agent/v1/node", [this](http::Request&, http::Responder respond) {
@@ -271,6 +303,15 @@ http::Router FakeAgent::MakeRouter() {
   r.Handle("DELETE", "/agent/v1/instances/{id}",
            [this](http::Request& req, http::Responder respond) {
              HandleDelete(req, std::move(respond));
+           });
+  r.Handle(
+      "PUT", "/agent/v1/instances/{id}/park",
+      [this](http::Request& req, http::Responder respond) { HandlePark(req, std::move(respond)); });
+  r.Handle("DELETE", "/agent/v1/params/{model}",
+           [this](http::Request& req, http::Responder respond) {
+             absl::MutexLock lock(&mu_);
+             params_deletes_.push_back(req.param("model"));
+             respond(http::JsonResponse(200, "{}"));
            });
   r.Handle("GET", "/agent/v1/params", [this](http::Request&, http::Responder respond) {
     absl::MutexLock lock(&mu_);

@@ -57,6 +57,10 @@ struct FakeInstance {
   int max_batch = 0;
   int port = 0;
   bool forgotten = false;  // DELETE of a stopped instance: no longer listed
+  // Memory-only idle: set by PUT .../park; as the token server, a request reaching the instance
+  // (POST /infer on its server) unparks it; GET /agent/v1/node reports it as "parked".
+  bool parked = false;
+  int requests = 0;  // POST /infer answered
   // LLM instances (fake_llm.cc): the StartInstance's command, the role it started with
   // ($SLUICE_LLM_ROLE, "colocated" when absent) and then the latest POST /sluice/v1/role's, the
   // counters GET /sluice/v1/stats reports (set by the test through SetLlmStats).
@@ -76,6 +80,12 @@ struct FakeQuotaPut {
   double request = 0;
   double limit = 0;
   std::optional<double> time_quota;  // absent: the instance keeps its time quota
+};
+
+// One PUT /agent/v1/instances/{id}/park as received.
+struct FakePark {
+  int64_t id = 0;
+  bool parked = false;
 };
 
 struct FakeDelete {
@@ -100,6 +110,8 @@ class FakeAgent {
   int trials() const;  // POST /sluice/v1/trial calls answered
   int quota_puts() const;
   std::vector<FakeQuotaPut> quota_put_log() const;  // every quota PUT, in arrival order
+  std::vector<FakePark> park_log() const;           // every park PUT, in arrival order
+  std::vector<std::string> params_deletes() const;  // DELETE /agent/v1/params/{model}, in order
   // Live (starting or ready) instances of `function`.
   int Live(const std::string& function) const;
   // fake_llm.cc: sets what instance `id`'s GET /sluice/v1/stats reports (counters are totals).
@@ -116,6 +128,7 @@ class FakeAgent {
   void HandleStart(http::Request& req, http::Responder respond);
   void HandleDelete(http::Request& req, http::Responder respond);
   void HandleQuota(http::Request& req, http::Responder respond);
+  void HandlePark(http::Request& req, http::Responder respond);
   std::string NodeJson();
   absl::StatusOr<int> StartInstanceServer(int64_t id);
   void AddLlmRoutes(http::Router& r, int64_t id);  // fake_llm.cc
@@ -134,6 +147,8 @@ class FakeAgent {
   int trials_ ABSL_GUARDED_BY(mu_) = 0;
   int quota_puts_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<FakeQuotaPut> quota_put_log_ ABSL_GUARDED_BY(mu_);
+  std::vector<FakePark> park_log_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> params_deletes_ ABSL_GUARDED_BY(mu_);
   std::optional<std::vector<std::string>> params_models_ ABSL_GUARDED_BY(mu_);
 };
 
