@@ -58,7 +58,7 @@ void RegisterControllerCommand(CLI::App& app, int& exit_code) {
   c->add_option("--drain-timeout-ms", f->drain_timeout_ms, "drain time before scale-in stops")
       ->capture_default_str();
   c->add_option("--default-policy", f->o.default_policy,
-                "policy set of a spec that names no `policy:` (dilu, sluice, ...)")
+                "policy set of a spec that names no `policy:` (sluice, dilu, ...)")
       ->capture_default_str()
       ->check([](const std::string& v) { return UnknownPolicyMessage(v); });
   // Several machines (issue 12; docs/platform.md "Several machines").

@@ -50,7 +50,7 @@ struct UpFlags {
   int phi_out = 0;
   int phi_in = 0;
   int load_report_ms = 0;
-  std::string default_policy = "dilu";  // the controller's own default, forwarded when given
+  std::string default_policy = "sluice";  // the controller's own default, forwarded when given
   double start_timeout_s = 60;
 };
 

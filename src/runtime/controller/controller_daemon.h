@@ -45,10 +45,8 @@ struct ControllerOptions {
   // Window and phi from Dilu; one sample per gateway load report. min/max/capacity per function.
   core::LazyScalerConfig lazy;
   // The policy set (core::KnownPolicies()) of a deployed spec that names no `policy:`; resolved
-  // at deploy time and stored with the spec (`sluice controller --default-policy`). Still `dilu`:
-  // with `sluice` the demo's classifier beside a trainer had 38-41 % SVR against 0.07 % under
-  // dilu (README "Known regression"); issue 13 makes `sluice` the default once that is explained.
-  std::string default_policy = "dilu";
+  // at deploy time and stored with the spec (`sluice controller --default-policy`).
+  std::string default_policy = "sluice";
   absl::Duration drain_grace = absl::Milliseconds(300);  // route removal -> agent DELETE
   absl::Duration drain_timeout = absl::Seconds(10);      // the agent's drain_ms
   LlmControllerOptions llm;  // P/D pools of disaggregated LLM functions (llm_pools.h)

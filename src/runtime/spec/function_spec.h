@@ -61,7 +61,7 @@ struct PolicyParamSpec {
 };
 
 // The policy of a parsed spec that names none, unless the parser is given another default (the
-// controller's --default-policy, `dilu` by default, applies to specs being deployed); also the
+// controller's --default-policy, `sluice` by default, applies to specs being deployed); also the
 // policy FunctionSpecToYaml leaves unwritten, so a stored spec without `policy:` stays Dilu.
 inline constexpr char kDefaultPolicy[] = "dilu";
 
