@@ -151,10 +151,8 @@ class Engine : public GpuShareModel::Listener {
   void DecidePipeline(int p);
   void SchedulePipelineWakeup(int p);
   void ApplyPipelineDecision(const std::vector<int>& stages, const core::PipelineDecision& d);
-  // Places the scale-outs `want` (per stage, >= 0) in order of need; see pipeline_scaling.cc.
-  void GrantScaleOuts(const std::vector<int>& stages, std::vector<int>& want);
-  int NeediestStage(const std::vector<int>& stages, const std::vector<int>& want,
-                    const std::vector<int>& granted) const;
+  // Places the scale-outs `want` (per stage, >= 0) in core::ScaleOutOrder's order.
+  void GrantScaleOuts(const std::vector<int>& stages, const std::vector<int>& want);
   void ApplyCpuDelta(int fn, int delta);
   void DrainLeastLoaded(const std::vector<int32_t>& ids, int n);
   // The node for a CPU worker of `cores` cores (-1: none has room); `cached`: it holds f's model.

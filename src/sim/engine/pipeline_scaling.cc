@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "core/serving/scale_in.h"
+#include "core/serving/scale_out.h"
 #include "sim/engine/engine.h"
 
 namespace sluice::sim {
@@ -115,49 +116,31 @@ void Engine::ApplyPipelineDecision(const std::vector<int>& stages,
     ApplyCpuDelta(stages[j], d.stages[j].cpu_worker_delta);
 }
 
-// Which stage of those still short (want > 0) gets the next replica: the most requests waiting
-// per deployed replica (loading ones count), then the fewest granted so far in this decision,
-// then the lower stage index; -1 when none is short.
-int Engine::NeediestStage(const std::vector<int>& stages, const std::vector<int>& want,
-                          const std::vector<int>& granted) const {
-  int best = -1;
-  double best_need = 0;
+// One replica at a time in core::ScaleOutOrder's order (most requests waiting per deployed
+// replica first) until every stage has its replicas or the cluster has no room for it (a stage
+// that cannot be placed is not tried again in this decision). When the cluster cannot satisfy
+// every stage, the most congested stages get the GPUs, whatever their index; while it can, every
+// stage gets what it asked for. The controller grants in the same order (controller_pipeline.cc).
+void Engine::GrantScaleOuts(const std::vector<int>& stages, const std::vector<int>& want) {
+  std::vector<core::ScaleOutNeed> needs;
   for (size_t j = 0; j < stages.size(); ++j) {
-    if (want[j] <= 0)
-      continue;
     const Function& f = fns_[stages[j]];
-    const double need =
-        f.stage->waiting.value() / std::max(1.0, static_cast<double>(f.deployed.size()));
-    if (best < 0 || need > best_need ||
-        (need == best_need && granted[j] < granted[static_cast<size_t>(best)])) {
-      best = static_cast<int>(j);
-      best_need = need;
-    }
+    needs.push_back({static_cast<double>(f.stage->waiting.value()),
+                     static_cast<int>(f.deployed.size()), want[j]});
   }
-  return best;
-}
-
-// One replica at a time to the neediest stage until every stage has its replicas or the cluster
-// has no room for it (a stage that cannot be placed is not tried again in this decision). When the
-// cluster cannot satisfy every stage, the most congested stages get the GPUs, whatever their
-// index; while it can, every stage gets what it asked for, as before.
-void Engine::GrantScaleOuts(const std::vector<int>& stages, std::vector<int>& want) {
-  std::vector<int> granted(stages.size(), 0);
-  while (error_.ok()) {
-    const int j = NeediestStage(stages, want, granted);
-    if (j < 0)
-      return;
+  core::ScaleOutOrder order(std::move(needs));
+  for (int j = order.Next(); j >= 0 && error_.ok(); j = order.Next()) {
     const int fn = stages[static_cast<size_t>(j)];
     absl::Status s = PlaceInstance(fn, /*initial=*/false);
     if (absl::IsResourceExhausted(s)) {
       const size_t deployed = fns_[fn].deployed.size();
-      Log(fn, "place_failed deployed=", deployed, " desired=", deployed + want[j]);
-      want[j] = 0;
+      Log(fn, "place_failed deployed=", deployed, " desired=",
+          deployed + static_cast<size_t>(want[static_cast<size_t>(j)] - order.granted(j)));
+      order.Refused(j);
     } else if (!s.ok()) {
       Fail(std::move(s));
     } else {
-      --want[j];
-      ++granted[j];
+      order.Granted(j);
     }
   }
 }
