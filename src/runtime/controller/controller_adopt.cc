@@ -129,6 +129,7 @@ void ControllerCore::AdoptOne(int agent, const ReportedInstance& ai, ControllerF
   i.agent = agent;
   i.gpu_uuid = ai.gpu;
   i.confirmed = true;
+  i.confirmed_at = absl::InfinitePast();  // listed by the report it is adopted from
   i.state = ai.state;
   i.restarts = ai.restarts;
   const ProfileInfo& p = *f.record.profile;

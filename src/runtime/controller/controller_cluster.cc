@@ -178,7 +178,7 @@ void ControllerCore::JoinNode(const std::string& key, const std::string& address
   }
   joining_[key] = true;
   client_.Send(*ep, AgentRequest("GET", "/agent/v1/node"), absl::Seconds(2),
-               [this, key, ep = *ep](absl::StatusOr<http::Response> r) {
+               [this, key, ep = *ep, sent = loop_.Now()](absl::StatusOr<http::Response> r) {
                  auto it = joining_.find(key);
                  if (it == joining_.end())
                    return;  // it left meanwhile
@@ -194,7 +194,7 @@ void ControllerCore::JoinNode(const std::string& key, const std::string& address
                    LogWarning("controller", "cluster rebuild: ", s.message());
                  LogInfo("controller", "node '", key, "' joined at ", ep.ToString(), " with ",
                          node->gpus.size(), " GPUs");
-                 ApplyNode(agent, *node);  // instances that are not ours are stopped
+                 ApplyNode(agent, *node, sent);  // instances that are not ours are stopped
                  for (auto& [name, f] : functions_)
                    Reconcile(f, /*cold_start=*/true);  // e.g. unschedulable until now
                  Touch();

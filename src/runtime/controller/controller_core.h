@@ -29,6 +29,7 @@
 #include "core/policy/pipeline.h"
 #include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
+#include "core/serving/scale_out.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cluster/leader_election.h"
 #include "runtime/cluster/prefix_mirror.h"
@@ -66,6 +67,10 @@ struct ControllerInstance {
   bool parked = false;
   absl::Time idle_since = absl::InfinitePast();
   bool confirmed = false;  // the agent accepted or listed it (absence then means gone)
+  // When the controller learnt that the agent holds it (the 201, or the send time of the poll
+  // that listed it, whichever came first; InfiniteFuture: not yet): only a node report polled
+  // after this can say it is gone (ApplyNode).
+  absl::Time confirmed_at = absl::InfiniteFuture();
   bool removing = false;   // dropped from the routes; DELETE sent or pending
   bool profiling = false;  // the profiling instance of its function, never routed
   bool allocated = false;
@@ -229,7 +234,9 @@ class ControllerCore {
   void ScaleIn(int64_t id);
   void SendDelete(int64_t id, absl::Duration drain);
   void PollNodes();
-  void ApplyNode(int agent, const NodeReport& node);
+  // `node` answers a poll sent at `polled_at`: an instance confirmed at or after that time may
+  // be missing from it only because the agent answered before it took the start.
+  void ApplyNode(int agent, const NodeReport& node, absl::Time polled_at);
   void Erase(int64_t id);
   void Forget(int agent, int64_t id);  // DELETE of an instance the agent lists as stopped/failed
   int64_t NextInstanceId();
@@ -267,7 +274,11 @@ class ControllerCore {
   // (Load skips their own scalers).
   std::set<std::string> DrivePipelines(const nlohmann::json& entries, absl::Time now);
   core::PipelineScaler* PipelineScalerFor(const std::string& pipeline);
-  void ApplyPipelineDecision(const std::string& pipeline, const core::PipelineDecision& d);
+  // Applies `d` to the stages; `samples` (as observed) give the queues that order scale-outs.
+  void ApplyPipelineDecision(const std::string& pipeline, const core::PipelineDecision& d,
+                             const std::vector<core::PipelineStageSample>& samples);
+  void GrantStageScaleOuts(const std::vector<ControllerFunction*>& stages,
+                           std::vector<core::ScaleOutNeed> needs);
   // Parameter-store contents for cache-aware placement (controller_pipeline.cc): PollParams asks
   // agent `a` for GET /agent/v1/params when a pipeline is deployed; CachedOn is the nodes whose
   // store holds `spec`'s parameters ready (its ParamsKey), for InstanceDemand::cached_on.

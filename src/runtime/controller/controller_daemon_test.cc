@@ -142,6 +142,28 @@ TEST_F(ControllerTest, WakeStartsOneInstanceFromZeroAndCountsACold) {
   EXPECT_THAT(Call("GET", "/metrics").body, HasSubstr("sluice_controller_cold_starts_total"));
 }
 
+// A node report the agent wrote before it took a start but delivered after the start's 201
+// (a slow agent) must not erase the new instance: it was erased, and the next report, listing
+// it, stopped it as an orphan. The instance stays, no DELETE is sent, one cold start.
+TEST_F(ControllerTest, AStaleNodeReportDoesNotEraseAJustStartedInstance) {
+  StartDaemon();
+  ASSERT_EQ(Deploy(InferenceSpec("z", 0, 2)).status, 201);
+  ASSERT_TRUE(WaitState("z", "ready"));
+  agent_->SetNodeReportDelay(absl::Milliseconds(300));
+  absl::SleepFor(absl::Milliseconds(100));  // a poll is in flight, to be answered late
+  ASSERT_EQ(Call("POST", "/internal/v1/wake", R"({"name": "z"})").status, 200);
+  absl::SleepFor(absl::Milliseconds(1000));  // reports written before the start come back
+  agent_->SetNodeReportDelay(absl::ZeroDuration());
+  ASSERT_TRUE(WaitFor([&] {
+    const json r = Route("z");
+    return r["instances"].size() == 1 && r["instances"][0]["state"] == "ready";
+  })) << Route("z").dump();
+  absl::SleepFor(absl::Milliseconds(100));  // a few more polls
+  EXPECT_TRUE(ServingDeletes().empty());
+  EXPECT_EQ(agent_->Live("z"), 1);
+  EXPECT_EQ(Describe("z")["cold_starts"], 1);
+}
+
 TEST_F(ControllerTest, DeleteDrainsInstancesAndForgetsTheFunction) {
   StartDaemon();
   ASSERT_EQ(Deploy(InferenceSpec("d", 2, 3)).status, 201);

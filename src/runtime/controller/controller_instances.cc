@@ -213,6 +213,7 @@ void ControllerCore::Launch(ControllerFunction& f, int64_t id,
                    return;
                  if (r.ok() && r->status == 201) {
                    it->second.confirmed = true;
+                   it->second.confirmed_at = std::min(it->second.confirmed_at, loop_.Now());
                    return;
                  }
                  auto fn = functions_.find(it->second.function);

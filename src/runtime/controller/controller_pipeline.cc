@@ -6,7 +6,8 @@
 // core::PipelineScaler (QUART), it replaces the stages' own scalers: each load report gives it
 // one PipelineStageSample per stage (the gateway's rps, queue, inter-arrival CV, mean sojourn;
 // the controller's ready/starting counts), and its per-stage replica deltas go through the
-// normal start / drain path (Reconcile). CPU-worker deltas are logged and ignored: the platform
+// normal start / drain path (Reconcile), scale-outs granted across the stages in
+// core::ScaleOutOrder's order (the simulator's order). CPU-worker deltas are logged and ignored: the platform
 // runs no CPU workers. Cache-aware placement: while a pipeline is deployed, each node poll also
 // reads the agent's parameter store (GET /agent/v1/params); a new instance's
 // InstanceDemand::cached_on lists the nodes whose store holds the function's parameters (ready,
@@ -18,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/serving/scale_out.h"
 #include "runtime/common/log.h"
 #include "runtime/controller/agent_api.h"
 #include "runtime/controller/controller_core.h"
@@ -215,14 +217,20 @@ std::set<std::string> ControllerCore::DrivePipelines(const json& entries, absl::
       samples.push_back(s);
     }
     scaler->Observe(samples, now);
-    ApplyPipelineDecision(pipeline, scaler->Decide(now, /*free_cpu_cores=*/0));
+    ApplyPipelineDecision(pipeline, scaler->Decide(now, /*free_cpu_cores=*/0), samples);
   }
   return driven;
 }
 
+// Per stage: the key flag, the new desired count; stages at or above their desired count
+// reconcile at once (drains first: their GPUs go back to the cluster), the rest are granted
+// their replicas together in core::ScaleOutOrder's order (GrantStageScaleOuts).
 void ControllerCore::ApplyPipelineDecision(const std::string& pipeline,
-                                           const core::PipelineDecision& d) {
+                                           const core::PipelineDecision& d,
+                                           const std::vector<core::PipelineStageSample>& samples) {
   const std::vector<const ControllerFunction*> stages = PipelineStages(pipeline);
+  std::vector<ControllerFunction*> fs;
+  std::vector<core::ScaleOutNeed> needs;
   for (size_t i = 0; i < stages.size() && i < d.stages.size(); ++i) {
     ControllerFunction& f = functions_.at(stages[i]->record.spec.name);
     const core::PipelineStageDecision& s = d.stages[i];
@@ -231,11 +239,38 @@ void ControllerCore::ApplyPipelineDecision(const std::string& pipeline,
       LogInfo("controller", "pipeline '", pipeline, "' stage ", i, ": CPU-worker delta ",
               s.cpu_worker_delta, " ignored (the platform runs no CPU workers)");
     }
-    if (s.replica_delta != 0) {
-      const int active = static_cast<int>(Active(f.record.spec.name).size());
+    const int active = static_cast<int>(Active(f.record.spec.name).size());
+    if (s.replica_delta != 0)
       f.desired = std::clamp(active + s.replica_delta, f.record.min(), f.record.max());
+    // Short of desired also restarts what a failed start left missing.
+    if (f.desired <= active)
+      Reconcile(f, /*cold_start=*/true);
+    fs.push_back(&f);
+    needs.push_back({i < samples.size() ? samples[i].queue_length : 0.0, active,
+                     std::max(0, f.desired - active)});
+  }
+  GrantStageScaleOuts(fs, std::move(needs));
+}
+
+// One replica at a time: the chosen stage reconciles towards one more than it has (its cold
+// start counted there when it had none), then its desired count is put back; a stage whose
+// start found no room is refused for this round and stays unschedulable until a later
+// reconcile, as before.
+void ControllerCore::GrantStageScaleOuts(const std::vector<ControllerFunction*>& stages,
+                                         std::vector<core::ScaleOutNeed> needs) {
+  core::ScaleOutOrder order(std::move(needs));
+  for (int j = order.Next(); j >= 0; j = order.Next()) {
+    ControllerFunction& f = *stages[static_cast<size_t>(j)];
+    const int target = f.desired;
+    const size_t before = Active(f.record.spec.name).size();
+    f.desired = static_cast<int>(before) + 1;
+    Reconcile(f, /*cold_start=*/true);
+    f.desired = target;
+    if (Active(f.record.spec.name).size() > before) {
+      order.Granted(j);
+    } else {
+      order.Refused(j);
     }
-    Reconcile(f, /*cold_start=*/true);  // also restarts what a failed start left missing
   }
 }
 

@@ -5,9 +5,7 @@
 // instances, and the stages' own scalers stay idle; the pipeline's name describes and deletes
 // every stage; name clashes are 409; the real `quart` set scales the congested stage most.
 #include <cstdio>
-#include <deque>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -16,168 +14,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-#include "core/policy/pipeline.h"
-#include "core/registry/policy_registry.h"
-#include "core/resource/cluster.h"
-#include "runtime/controller/testing/controller_fixture.h"
+#include "runtime/controller/testing/pipeline_fixture.h"
 
 namespace sluice::runtime {
 namespace {
 
 using ::testing::HasSubstr;
 
-// What the test scripts and what the scaler saw (Observe/Decide run on the controller's loop).
-struct PipelineScript {
-  absl::Mutex mu;
-  std::deque<core::PipelineDecision> decisions ABSL_GUARDED_BY(mu);
-  std::vector<std::vector<core::PipelineStageSample>> windows ABSL_GUARDED_BY(mu);
-  std::vector<core::FunctionTraits> traits ABSL_GUARDED_BY(mu);
-  absl::Duration slo ABSL_GUARDED_BY(mu);
-  int decides ABSL_GUARDED_BY(mu) = 0;
-  std::vector<core::InstanceDemand> demands ABSL_GUARDED_BY(mu);  // every Place, in order
-};
-
-class FakePipelineScaler final : public core::PipelineScaler {
- public:
-  explicit FakePipelineScaler(std::shared_ptr<PipelineScript> s) : s_(std::move(s)) {}
-  std::string_view name() const override { return "fake-pipeline"; }
-  void Observe(const std::vector<core::PipelineStageSample>& samples, absl::Time) override {
-    absl::MutexLock lock(&s_->mu);
-    s_->windows.push_back(samples);
-  }
-  core::PipelineDecision Decide(absl::Time, int) override {
-    absl::MutexLock lock(&s_->mu);
-    ++s_->decides;
-    if (s_->decisions.empty())
-      return {};
-    core::PipelineDecision d = std::move(s_->decisions.front());
-    s_->decisions.pop_front();
-    return d;
-  }
-  absl::Time NextWakeup() const override { return absl::InfiniteFuture(); }
-
- private:
-  std::shared_ptr<PipelineScript> s_;
-};
-
-// First GPU with room for the memory and the limit (a test placement, not a policy); records
-// every demand it is asked to place.
-class FirstFit final : public core::PlacementPolicy {
- public:
-  explicit FirstFit(std::shared_ptr<PipelineScript> s) : s_(std::move(s)) {}
-  std::string_view name() const override { return "first-fit"; }
-  absl::StatusOr<std::vector<core::GpuId>> Place(const core::InstanceDemand& d,
-                                                 const core::ClusterState& state) override {
-    {
-      absl::MutexLock lock(&s_->mu);
-      s_->demands.push_back(d);
-    }
-    for (const core::GpuState& g : state.gpus()) {
-      if (g.memory_free() >= d.memory_per_gpu && g.sum_limit + d.quota.limit <= 1.0 + 1e-9)
-        return std::vector<core::GpuId>{g.id};
-    }
-    return absl::ResourceExhaustedError("no GPU");
-  }
-
- private:
-  std::shared_ptr<PipelineScript> s_;
-};
-
-// dilu's set with first-fit placement and a pipeline scaler (delegates everything else).
-class WithPipelineScaler final : public core::PolicySet {
- public:
-  WithPipelineScaler(std::unique_ptr<core::PolicySet> inner, std::shared_ptr<PipelineScript> s)
-      : inner_(std::move(inner)), s_(s), placement_(std::move(s)) {}
-  std::string_view name() const override { return "test-pipeline"; }
-  core::PlacementPolicy& placement() override { return placement_; }
-  core::SmQuota QuotaFor(const core::FunctionTraits& f) const override {
-    return inner_->QuotaFor(f);
-  }
-  std::unique_ptr<core::HorizontalScaler> MakeScaler(const core::FunctionTraits& f) const override {
-    return inner_->MakeScaler(f);
-  }
-  std::unique_ptr<core::VerticalController> MakeVerticalController(core::GpuId gpu) const override {
-    return inner_->MakeVerticalController(gpu);
-  }
-  std::unique_ptr<core::PipelineScaler> MakePipelineScaler(
-      const std::vector<core::FunctionTraits>& stages,
-      const std::vector<core::PipelineStageTraits>& stage_traits,
-      absl::Duration slo) const override {
-    absl::MutexLock lock(&s_->mu);
-    s_->traits = stages;
-    s_->slo = slo;
-    return std::make_unique<FakePipelineScaler>(s_);
-  }
-  bool work_conserving() const override { return inner_->work_conserving(); }
-
- private:
-  std::unique_ptr<core::PolicySet> inner_;
-  std::shared_ptr<PipelineScript> s_;
-  FirstFit placement_;
-};
-
-std::shared_ptr<PipelineScript> RegisterFakePipelinePolicy() {
-  auto script = std::make_shared<PipelineScript>();
-  core::RegisterPolicy(
-      "test-pipeline",
-      [script](std::span<const core::PolicyParam> params,
-               const std::string& file) -> absl::StatusOr<std::unique_ptr<core::PolicySet>> {
-        absl::StatusOr<std::unique_ptr<core::PolicySet>> dilu =
-            core::MakePolicySet("dilu", params, file);
-        if (!dilu.ok())
-          return dilu.status();
-        return std::make_unique<WithPipelineScaler>(*std::move(dilu), script);
-      });
-  return script;
-}
-
-std::string PipelineSpec(const std::string& name, const std::string& policy) {
-  return absl::StrCat("name: ", name, R"(
-kind: inference
-command: ["./serve"]
-model: {path: /models/m, name: big}
-slo_ms: 90
-memory_gib: 1
-batching: {max_batch: 4}
-autoscaling: {min: 1, max: 3}
-quota: {request: 0.2, limit: 0.25}
-policy: )",
-                      policy,
-                      "\npolicy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n"
-                      "pipeline: {stages: 3}\n");
-}
-
-class ControllerPipelineTest : public ControllerTest {
- protected:
-  // The stage's min = 1 instance is routed. A stage that turned ready while the other stages'
-  // profiling instances still held the GPUs is unschedulable until something asks again: a
-  // wake, as the gateway's first request would send.
-  bool WaitOneInstance(const std::string& stage) {
-    return WaitFor([&] {
-      if (RoutedInstances(stage) == 0)
-        Call("POST", "/internal/v1/wake", json{{"name", stage}}.dump());
-      return RoutedInstances(stage) == 1;
-    });
-  }
-  void LoadAll(const std::string& pipeline, double rps, double cv, double latency_ms) {
-    json fns = json::array();
-    for (int i = 0; i < 3; ++i) {
-      fns.push_back({{"name", absl::StrCat(pipeline, "-s", i)},
-                     {"rps", rps * (i + 1)},
-                     {"queued", i},
-                     {"arrival_cv", cv},
-                     {"latency_ms", latency_ms}});
-    }
-    const http::Response r =
-        Call("POST", "/internal/v1/load", json{{"at_ms", 0}, {"functions", fns}}.dump());
-    EXPECT_EQ(r.status, 200) << r.body;
-  }
-};
-
 TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) {
   std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
   StartDaemon();
-  const http::Response d = Deploy(PipelineSpec("pp", "test-pipeline"));
+  const http::Response d = Deploy(PipelineYaml("pp", "test-pipeline"));
   ASSERT_EQ(d.status, 201) << d.body;
   const json deployed = json::parse(d.body);
   EXPECT_EQ(deployed["kind"], "pipeline");
@@ -249,6 +96,46 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
   }
 }
 
+// With room for one more replica (one GPU, first fit, limit 0.25 each: three stages hold 0.75)
+// and two stages asking for one, the stage with more requests waiting per replica gets it
+// (core::ScaleOutOrder, the simulator's order), not the lower stage index.
+TEST_F(ControllerPipelineTest, ScaleOutsCompetingForTheLastGpuGoToTheMostCongestedStage) {
+  std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
+  agent_.reset();
+  auto agent = FakeAgent::Start(1, int64_t{16} << 30, model_);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agent_ = *std::move(agent);
+  options_.agents = {agent_->url()};
+  StartDaemon();
+  ASSERT_EQ(Deploy(PipelineYaml("pc", "test-pipeline")).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return Describe("pc").value("state", "") == "ready"; }))
+      << Describe("pc").dump();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(WaitOneInstance(absl::StrCat("pc-s", i))) << Describe("pc").dump();
+  // Settled: one instance per stage on the agent too (nothing left draining on the GPU).
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < 3; ++i) {
+      const std::string stage = absl::StrCat("pc-s", i);
+      if (RoutedInstances(stage) != 1 || agent_->Live(stage) != 1)
+        return false;
+    }
+    return true;
+  })) << Describe("pc").dump();
+  LoadAll("pc", 10, 1, 5);  // makes the scaler
+  core::PipelineDecision up;
+  up.stages.resize(3);
+  up.stages[0].replica_delta = 1;
+  up.stages[2].replica_delta = 1;
+  {
+    absl::MutexLock lock(&script->mu);
+    script->decisions.push_back(up);
+  }
+  LoadAll("pc", 10, 1, 5);  // queued: stage 0 has 0 waiting, stage 2 has 2
+  ASSERT_TRUE(WaitFor([&] { return RoutedInstances("pc-s2") == 2; })) << Describe("pc").dump();
+  EXPECT_EQ(RoutedInstances("pc-s0"), 1);
+  EXPECT_EQ(Route("pc-s0")["desired"], 2) << "stage 0 still wants its replica";
+}
+
 // The real `quart` set (core/registry, QUART's key-stage scaler and placement; whole GPUs per
 // stage replica) on a 6-GPU agent: the congested stage gets the most replicas.
 TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
@@ -258,7 +145,7 @@ TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
   agent_ = *std::move(agent);
   options_.agents = {agent_->url()};
   StartDaemon();
-  std::string spec = PipelineSpec("pz", "quart");
+  std::string spec = PipelineYaml("pz", "quart");
   spec = absl::StrReplaceAll(spec, {{"policy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n",
                                      "policy_params: {period_s: 0.001}\n"}});
   ASSERT_EQ(Deploy(spec).status, 201) << spec;
@@ -305,7 +192,7 @@ TEST_F(ControllerPipelineTest, DemandsCarryTheNodesWhoseParameterStoreHoldsTheSt
   std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
   agent_->SetParamsModels({"pc-s1", "unrelated"});
   StartDaemon();
-  ASSERT_EQ(Deploy(PipelineSpec("pc", "test-pipeline")).status, 201);
+  ASSERT_EQ(Deploy(PipelineYaml("pc", "test-pipeline")).status, 201);
   ASSERT_TRUE(WaitFor([&] { return Describe("pc").value("state", "") == "ready"; }));
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(WaitOneInstance(absl::StrCat("pc-s", i)));
@@ -348,16 +235,16 @@ TEST_F(ControllerPipelineTest, DemandsCarryTheNodesWhoseParameterStoreHoldsTheSt
 
 TEST_F(ControllerPipelineTest, NameClashesAre409AndThePipelineNameDeletesEveryStage) {
   StartDaemon();
-  ASSERT_EQ(Deploy(PipelineSpec("pq", "dilu")).status, 201);
+  ASSERT_EQ(Deploy(PipelineYaml("pq", "dilu")).status, 201);
   // The same pipeline again is idempotent.
-  EXPECT_EQ(Deploy(PipelineSpec("pq", "dilu")).status, 200);
+  EXPECT_EQ(Deploy(PipelineYaml("pq", "dilu")).status, 200);
   const http::Response plain = Deploy(InferenceSpec("pq", 0, 1));
   EXPECT_EQ(plain.status, 409);
   EXPECT_THAT(plain.body, HasSubstr("'pq' is a pipeline"));
   ASSERT_EQ(Deploy(InferenceSpec("solo", 0, 1)).status, 201);
-  EXPECT_THAT(Deploy(PipelineSpec("solo", "dilu")).body, HasSubstr("is not a pipeline"));
+  EXPECT_THAT(Deploy(PipelineYaml("solo", "dilu")).body, HasSubstr("is not a pipeline"));
   ASSERT_EQ(Deploy(InferenceSpec("pr-s1", 0, 1)).status, 201);
-  const http::Response clash = Deploy(PipelineSpec("pr", "dilu"));
+  const http::Response clash = Deploy(PipelineYaml("pr", "dilu"));
   EXPECT_EQ(clash.status, 409);
   EXPECT_THAT(clash.body, HasSubstr("stage function 'pr-s1' exists with a different spec"));
   EXPECT_EQ(Describe("pr-s0").value("name", ""), "") << "nothing deployed on a clash";

@@ -49,18 +49,22 @@ void ControllerCore::PollNodes() {
       continue;
     agents_[a].poll_in_flight = true;
     client_.Send(agents_[a].endpoint, AgentRequest("GET", "/agent/v1/node"), absl::Seconds(2),
-                 [this, a](absl::StatusOr<http::Response> r) {
+                 [this, a, sent = loop_.Now()](absl::StatusOr<http::Response> r) {
                    agents_[a].poll_in_flight = false;
                    if (!r.ok() || r->status != 200)
                      return;
                    absl::StatusOr<NodeReport> node = ParseNodeReport(r->body);
                    if (node.ok())
-                     ApplyNode(static_cast<int>(a), *node);
+                     ApplyNode(static_cast<int>(a), *node, sent);
                  });
   }
 }
 
-void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
+// A started instance the report does not list is gone only when the agent had confirmed it
+// before the poll was sent: a report the agent wrote before taking the start (its answer
+// overtaken by the start's 201) would otherwise erase a live instance, whose next listing then
+// stops it as an orphan.
+void ControllerCore::ApplyNode(int agent, const NodeReport& node, absl::Time polled_at) {
   ControllerAgent& a = agents_[agent];
   for (size_t g = 0; g < a.gpus.size() && g < node.gpus.size(); ++g)
     a.gpus[g].raw = node.gpus[g].raw;
@@ -82,6 +86,7 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
     }
     ControllerInstance& i = it->second;
     i.confirmed = true;
+    i.confirmed_at = std::min(i.confirmed_at, polled_at);
     i.state = ai.state;
     if (i.state == "ready" && i.replacing_since != absl::InfinitePast())
       ReportReplacement(i);  // controller_cluster.cc
@@ -106,7 +111,8 @@ void ControllerCore::ApplyNode(int agent, const NodeReport& node) {
   }
   std::vector<int64_t> gone;
   for (const auto& [id, i] : instances_) {
-    if (i.agent == agent && i.confirmed && !i.profiling && !seen.contains(id))
+    if (i.agent == agent && i.confirmed && i.confirmed_at < polled_at && !i.profiling &&
+        !seen.contains(id))
       gone.push_back(id);
   }
   for (int64_t id : gone)

@@ -283,6 +283,11 @@ std::vector<FakePark> FakeAgent::park_log() const {
   return park_log_;
 }
 
+void FakeAgent::SetNodeReportDelay(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  node_report_delay_ = d;
+}
+
 std::vector<std::string> FakeAgent::params_deletes() const {
   absl::MutexLock lock(&mu_);
   return params_deletes_;
@@ -291,7 +296,20 @@ std::vector<std::string> FakeAgent::params_deletes() const {
 http::Router FakeAgent::MakeRouter() {
   http::Router r;
   r.Handle("GET", "/agent/v1/node", [this](http::Request&, http::Responder respond) {
-    respond(http::JsonResponse(200, NodeJson()));
+    absl::Duration delay;
+    {
+      absl::MutexLock lock(&mu_);
+      delay = node_report_delay_;
+    }
+    http::Response report = http::JsonResponse(200, NodeJson());
+    if (delay <= absl::ZeroDuration()) {
+      respond(std::move(report));
+      return;
+    }
+    loop_->RunAt(loop_->Now() + delay,
+                 [respond = std::move(respond), report = std::move(report)]() mutable {
+                   respond(std::move(report));
+                 });
   });
   r.Handle("POST", "/agent/v1/instances", [this](http::Request& req, http::Responder respond) {
     HandleStart(req, std::move(respond));

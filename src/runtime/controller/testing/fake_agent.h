@@ -121,6 +121,9 @@ class FakeAgent {
   // What GET /agent/v1/params lists as ready in its parameter store (before the first call the
   // route answers 404, as an agent without a store does).
   void SetParamsModels(std::vector<std::string> models);
+  // GET /agent/v1/node answers `d` after the request came, with the report as it was then (a
+  // slow agent whose answer is overtaken by later requests); 0: at once.
+  void SetNodeReportDelay(absl::Duration d);
 
  private:
   FakeAgent() = default;
@@ -150,6 +153,7 @@ class FakeAgent {
   std::vector<FakePark> park_log_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> params_deletes_ ABSL_GUARDED_BY(mu_);
   std::optional<std::vector<std::string>> params_models_ ABSL_GUARDED_BY(mu_);
+  absl::Duration node_report_delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
 };
 
 }  // namespace sluice::runtime
