@@ -315,33 +315,63 @@ void QuartScaler::FitTotal(QuartDecision& d) const {
   }
 }
 
-// A donor keeps what it needs at headroom x its arrival rate (at least its stable floor there);
-// RebalanceUnderBudget moves the rest to the stages FitTotal cut.
+// Replicas stage i needs at `rps` x rebalance_headroom: G/G/c at its predicted CV, at least
+// its stable floor there.
+int QuartScaler::RebalanceNeed(int i, double rps, double cv) const {
+  const QuartStageSpec& spec = config_.stages[i];
+  const double clean = std::isfinite(rps) ? std::max(0.0, rps) : 0.0;
+  const double load = std::min(clean * config_.rebalance_headroom, 1e9);
+  const int floor = load > 0 ? static_cast<int>(std::min<double>(
+                                   std::floor(load / spec.service_rps) + 1, spec.max_replicas))
+                             : 0;
+  return std::max(floor, ReplicasForTarget(load, spec.service_rps, spec.latency_target,
+                                           spec.max_replicas, cv, spec.service_cv));
+}
+
+// What each donor keeps. Own rate: its need at its arrival rate. From the entry
+// (rebalance_from_entry): every stage's need at the pipeline's entry rate, InferLine's way,
+// scaled down to R_total's shares when together they exceed it (largest shares first).
+std::vector<int> QuartScaler::RebalanceNeeds(const QuartDecision& d) const {
+  const int n = static_cast<int>(config_.stages.size());
+  std::vector<int> need(n);
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double rps = config_.rebalance_from_entry
+                           ? std::max(samples_[0].arrival_rps, samples_[i].arrival_rps)
+                           : samples_[i].arrival_rps;
+    need[i] = RebalanceNeed(i, rps, d.stages[i].predicted_cv);
+    sum += need[i];
+  }
+  if (!config_.rebalance_from_entry || sum <= config_.total_replicas)
+    return need;
+  const double scale = static_cast<double>(config_.total_replicas) / static_cast<double>(sum);
+  for (int i = 0; i < n; ++i) {
+    need[i] = std::max({1, config_.stages[i].min_replicas,
+                        static_cast<int>(std::floor(need[i] * scale))});
+  }
+  return need;
+}
+
+// RebalanceUnderBudget moves what donors hold beyond RebalanceNeeds to the stages FitTotal cut.
 void QuartScaler::Rebalance(const std::vector<StageEstimate>& est, const std::vector<int>& asked,
                             absl::Time now, QuartDecision& d) const {
   const int n = static_cast<int>(config_.stages.size());
-  std::vector<RebalanceStage> in(n);
   bool cut = false;
+  for (int i = 0; i < n; ++i)
+    cut = cut || asked[i] > d.stages[i].replica_delta;
+  if (!cut)
+    return;  // the budget did not bind this decision
+  const std::vector<int> need = RebalanceNeeds(d);
+  std::vector<RebalanceStage> in(n);
   for (int i = 0; i < n; ++i) {
     const QuartStageSpec& spec = config_.stages[i];
     const StageSample& s = samples_[i];
-    const double rps = std::isfinite(s.arrival_rps) ? std::max(0.0, s.arrival_rps) : 0.0;
-    const double load = std::min(rps * config_.rebalance_headroom, 1e9);
-    const int floor = load > 0 ? static_cast<int>(std::min<double>(
-                                     std::floor(load / spec.service_rps) + 1, spec.max_replicas))
-                               : 0;
-    const int need = std::max(floor, ReplicasForTarget(load, spec.service_rps, spec.latency_target,
-                                                       spec.max_replicas, d.stages[i].predicted_cv,
-                                                       spec.service_cv));
     const bool calm = !(est[i].latency > spec.latency_target) &&
                       s.queue_length <= std::max(1, s.ready_replicas);
     const bool settled = now - last_raised_[i] >= config_.rebalance_cooldown;
-    in[i] = {Total(i), d.stages[i].replica_delta, asked[i], spec.min_replicas, need,
+    in[i] = {Total(i), d.stages[i].replica_delta, asked[i], spec.min_replicas, need[i],
              calm && settled};
-    cut = cut || asked[i] > d.stages[i].replica_delta;
   }
-  if (!cut)
-    return;  // the budget did not bind this decision
   const std::vector<int> delta = RebalanceUnderBudget(in);
   for (int i = 0; i < n; ++i)
     d.stages[i].replica_delta = delta[i];

@@ -61,6 +61,10 @@ struct QuartConfig {
   bool rebalance = false;
   double rebalance_headroom = 1.25;                       // >= 1, finite
   absl::Duration rebalance_cooldown = absl::Seconds(10);  // >= 0, finite
+  // true: a donor's need is sized from max(entry rate, its own rate), InferLine's way, and
+  // when the stages' needs together exceed R_total each keeps only its proportional share.
+  // false: from its own arrival rate.
+  bool rebalance_from_entry = false;
 };
 
 // What was measured at one stage over the last window (the pipeline-policy contract's sample).
@@ -122,6 +126,8 @@ class QuartScaler {
   // Each stage's ready + starting + delta into [min_replicas, max_replicas]; the deltas.
   std::vector<int> ClampToBounds(QuartDecision& d) const;
   void FitTotal(QuartDecision& d) const;
+  int RebalanceNeed(int i, double rps, double cv) const;
+  std::vector<int> RebalanceNeeds(const QuartDecision& d) const;
   void Rebalance(const std::vector<StageEstimate>& est, const std::vector<int>& asked,
                  absl::Time now, QuartDecision& d) const;
   int Total(int i) const;

@@ -162,6 +162,34 @@ TEST(QuartScaler, RebalanceSparesBusyAndRecentlyRaisedStages) {
   EXPECT_EQ(floor->Decide(kT0, 0).stages[0].replica_delta, 0);
 }
 
+// A burst entering at stage 0 has not reached stage 1 yet: sized from its own rate stage 1 gives
+// most of its replicas; sized from the entry (InferLine's way) it keeps its share of R_total.
+TEST(QuartScaler, RebalanceFromEntryKeepsTheShareOfAStageTheBurstHasNotReached) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance = true;
+  std::vector<StageSample> in = {Sample(20, 3), Sample(5, 6), Sample(5, 3)};
+  in[0].queue_length = 30;
+  in[0].measured_latency = absl::Seconds(2);
+  auto own = Make(c);
+  own->Observe(in, kT0);
+  const QuartDecision o = own->Decide(kT0, 0);
+  c.rebalance_from_entry = true;
+  auto entry = Make(c);
+  entry->Observe(in, kT0);
+  const QuartDecision e = entry->Decide(kT0, 0);
+  EXPECT_GT(o.stages[0].replica_delta, 0);
+  EXPECT_LT(o.stages[1].replica_delta, e.stages[1].replica_delta);
+  // Each stage needs 4-5 at 1.25 x 20 rps; 12 / 3 stages' needs: it keeps floor(0.8 x 4.x) = 3.
+  EXPECT_GE(6 + e.stages[1].replica_delta, 3);
+  for (const QuartDecision* d : {&o, &e}) {
+    int sum = 0;
+    for (const StageDecision& s : d->stages)
+      sum += s.replica_delta;
+    EXPECT_EQ(sum, 0);
+  }
+}
+
 TEST(QuartScaler, RebalanceNeedsABudget) {
   QuartConfig c = Config(2);
   c.rebalance = true;
@@ -282,6 +310,7 @@ TEST(QuartScalerProperty, ReplicasStayWithinBounds) {
     if (seed % 3 != 0) {
       c.total_replicas = n + static_cast<int>(rng() % (8 * n));
       c.rebalance = seed % 3 == 1;
+      c.rebalance_from_entry = seed % 2 == 0;
     }
     for (QuartStageSpec& s : c.stages) {
       s.min_replicas = static_cast<int>(rng() % 3);

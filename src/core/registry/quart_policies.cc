@@ -71,6 +71,8 @@ absl::StatusOr<QuartParams> ReadParams(std::span<const PolicyParam> params,
                           r.Double("rebalance_headroom", c.rebalance_headroom, 1, 1e6));
   SLUICE_ASSIGN_OR_RETURN(c.rebalance_cooldown,
                           r.Seconds("rebalance_cooldown_s", c.rebalance_cooldown, 0, 1e9));
+  SLUICE_ASSIGN_OR_RETURN(c.rebalance_from_entry,
+                          r.Bool("rebalance_from_entry", c.rebalance_from_entry));
   SLUICE_ASSIGN_OR_RETURN(const int64_t min_r, r.Int("min_replicas", 1, 0, 1 << 20));
   p.min_replicas = static_cast<int>(min_r);
   SLUICE_ASSIGN_OR_RETURN(p.queue_drain, r.Seconds("queue_drain_s", p.queue_drain, 1e-6, 1e9));

@@ -42,6 +42,7 @@
 //                             paper; needs total_replicas > 0; QuartConfig)    [false]
 //   rebalance_headroom        a donor keeps its need at this x its rate, >= 1  [1.25]
 //   rebalance_cooldown_s      a stage scaled up this recently never gives, >= 0 [10]
+//   rebalance_from_entry      donors keep their share of the entry-rate need   [false]
 //   min_replicas              floor on each stage's GPU replicas, >= 0         [1]
 //   queue_drain_s             per-function scaler: queue drains within, > 0    [1]
 #ifndef SLUICE_CORE_REGISTRY_QUART_POLICIES_H_
