@@ -1,8 +1,8 @@
 // RebalanceUnderBudget: QuartScaler's optional step (QuartConfig::rebalance, off by default,
 // not in the paper) that moves replicas between stages when the pipeline is at R_total: stages
-// holding more than they need give replicas, bypassing the smoother's hold, to the stages whose
-// increments FitTotal cut. docs/quart.md, "Rebalancing under the budget". Pure function; no
-// state, thread-compatible.
+// holding more than they need give replicas, bypassing the smoother's hold, to the stages short
+// of theirs (whose increments FitTotal cut, or below their share of R_total). docs/quart.md,
+// "Rebalancing under the budget". Pure function; no state, thread-compatible.
 #ifndef SLUICE_CORE_QUART_BUDGET_REBALANCER_H_
 #define SLUICE_CORE_QUART_BUDGET_REBALANCER_H_
 
@@ -14,7 +14,7 @@ namespace sluice::core {
 struct RebalanceStage {
   int held = 0;          // ready + starting GPU replicas (>= 0)
   int delta = 0;         // the decision's replica delta after FitTotal
-  int asked = 0;         // the delta before FitTotal (>= delta): asked - delta is what was cut
+  int asked = 0;         // the delta wanted (>= delta): asked - delta is what the stage is short
   int min_replicas = 1;  // never drained below this
   int need = 1;          // replicas the stage needs at its load, with the caller's headroom
   bool may_give = true;  // false: never a donor (over target, queueing, or scaled up lately)

@@ -352,14 +352,19 @@ std::vector<int> QuartScaler::RebalanceNeeds(const QuartDecision& d) const {
   return need;
 }
 
-// RebalanceUnderBudget moves what donors hold beyond RebalanceNeeds to the stages FitTotal cut.
+// RebalanceUnderBudget moves what donors hold beyond RebalanceNeeds to the stages FitTotal cut
+// and, from the entry with the budget full, to the stages below their share as well.
 void QuartScaler::Rebalance(const std::vector<StageEstimate>& est, const std::vector<int>& asked,
                             absl::Time now, QuartDecision& d) const {
   const int n = static_cast<int>(config_.stages.size());
   bool cut = false;
-  for (int i = 0; i < n; ++i)
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
     cut = cut || asked[i] > d.stages[i].replica_delta;
-  if (!cut)
+    sum += Total(i) + d.stages[i].replica_delta;
+  }
+  const bool to_share = config_.rebalance_from_entry && sum >= config_.total_replicas;
+  if (!cut && !to_share)
     return;  // the budget did not bind this decision
   const std::vector<int> need = RebalanceNeeds(d);
   std::vector<RebalanceStage> in(n);
@@ -369,7 +374,8 @@ void QuartScaler::Rebalance(const std::vector<StageEstimate>& est, const std::ve
     const bool calm = !(est[i].latency > spec.latency_target) &&
                       s.queue_length <= std::max(1, s.ready_replicas);
     const bool settled = now - last_raised_[i] >= config_.rebalance_cooldown;
-    in[i] = {Total(i), d.stages[i].replica_delta, asked[i], spec.min_replicas, need[i],
+    const int want = to_share ? std::max(asked[i], need[i] - Total(i)) : asked[i];
+    in[i] = {Total(i), d.stages[i].replica_delta, want, spec.min_replicas, need[i],
              calm && settled};
   }
   const std::vector<int> delta = RebalanceUnderBudget(in);

@@ -53,18 +53,20 @@ struct QuartConfig {
   // unbounded (the caller's cluster decides what it can place).
   int total_replicas = 0;  // >= 0
   // Not in the paper (docs/quart.md, "Rebalancing under the budget"); needs total_replicas > 0.
-  // true: when FitTotal cuts a stage's increment, stages holding more than they need at
-  // rebalance_headroom x their arrival rate give replicas to it in the same decision (the
+  // true: when the budget binds, stages holding more than they need (at rebalance_headroom x
+  // the rate, below) give replicas to stages short of theirs in the same decision (the
   // smoother's hold bypassed for exactly those; RebalanceUnderBudget), unless they are over
   // target, have requests waiting beyond one per ready replica, or were scaled up within
   // rebalance_cooldown. false (default): the paper's Algorithm 1, held replicas never move.
   bool rebalance = false;
   double rebalance_headroom = 1.25;                       // >= 1, finite
   absl::Duration rebalance_cooldown = absl::Seconds(10);  // >= 0, finite
-  // true: a donor's need is sized from max(entry rate, its own rate), InferLine's way, and
-  // when the stages' needs together exceed R_total each keeps only its proportional share.
-  // false: from its own arrival rate.
-  bool rebalance_from_entry = false;
+  // true (the better rule measured, docs/quart.md): every stage's need is sized from
+  // max(entry rate, its own rate), InferLine's way, and scaled down to its proportional share
+  // of R_total when the needs together exceed it; a donor keeps its share, and once the budget
+  // is full a stage below its share takes replicas too, not only the stages FitTotal cut.
+  // false: a donor keeps its need at its own arrival rate; only cut stages take.
+  bool rebalance_from_entry = true;
 };
 
 // What was measured at one stage over the last window (the pipeline-policy contract's sample).

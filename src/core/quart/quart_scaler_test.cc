@@ -116,6 +116,7 @@ std::vector<StageSample> FullBudget() {
 TEST(QuartScaler, RebalanceMovesSurplusToTheCutKeyStage) {
   QuartConfig c = Config(3);
   c.total_replicas = 12;
+  c.rebalance_from_entry = false;  // own rates: only the cut stage takes
   auto plain = Make(c);
   plain->Observe(FullBudget(), kT0);
   for (const StageDecision& s : plain->Decide(kT0, 0).stages)
@@ -134,6 +135,7 @@ TEST(QuartScaler, RebalanceSparesBusyAndRecentlyRaisedStages) {
   QuartConfig c = Config(3);
   c.total_replicas = 12;
   c.rebalance = true;
+  c.rebalance_from_entry = false;
   // Nothing short: no budget cut, nothing moves.
   auto idle = Make(c);
   std::vector<StageSample> in = FullBudget();
@@ -168,6 +170,7 @@ TEST(QuartScaler, RebalanceFromEntryKeepsTheShareOfAStageTheBurstHasNotReached) 
   QuartConfig c = Config(3);
   c.total_replicas = 12;
   c.rebalance = true;
+  c.rebalance_from_entry = false;
   std::vector<StageSample> in = {Sample(20, 3), Sample(5, 6), Sample(5, 3)};
   in[0].queue_length = 30;
   in[0].measured_latency = absl::Seconds(2);
@@ -188,6 +191,30 @@ TEST(QuartScaler, RebalanceFromEntryKeepsTheShareOfAStageTheBurstHasNotReached) 
       sum += s.replica_delta;
     EXPECT_EQ(sum, 0);
   }
+}
+
+// From the entry with the budget full, a stage below its share of R_total takes replicas
+// before it congests: stage 2 (3 replicas, its own load still low) is where the entry's 25 rps
+// are headed; stage 0's surplus moves there though stage 2 asked for nothing.
+TEST(QuartScaler, RebalanceFromEntryFillsAStageBelowItsShare) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance = true;
+  const std::vector<StageSample> in = {Sample(25, 6), Sample(25, 4), Sample(5, 2)};
+  auto own = Make([&] {
+    QuartConfig o = c;
+    o.rebalance_from_entry = false;
+    return o;
+  }());
+  own->Observe(in, kT0);
+  for (const StageDecision& s : own->Decide(kT0, 0).stages)
+    EXPECT_EQ(s.replica_delta, 0);  // nothing cut, nothing moves
+  auto entry = Make(c);
+  entry->Observe(in, kT0);
+  const QuartDecision d = entry->Decide(kT0, 0);
+  EXPECT_LT(d.stages[0].replica_delta, 0);
+  EXPECT_GT(d.stages[2].replica_delta, 0);
+  EXPECT_EQ(d.stages[0].replica_delta + d.stages[1].replica_delta + d.stages[2].replica_delta, 0);
 }
 
 TEST(QuartScaler, RebalanceNeedsABudget) {

@@ -38,11 +38,13 @@
 //   total_replicas            R_total: GPU replicas of all stages together,
 //                             0 = unbounded, >= 0 (QuartConfig)               [0]
 //   rebalance                 true: at R_total, stages over their need give
-//                             replicas to the stages the budget cut (not in the
-//                             paper; needs total_replicas > 0; QuartConfig)    [false]
-//   rebalance_headroom        a donor keeps its need at this x its rate, >= 1  [1.25]
+//                             replicas to the stages short of theirs (not in
+//                             the paper; needs total_replicas > 0; QuartConfig) [false]
+//   rebalance_headroom        needs sized at this x the rate, >= 1             [1.25]
 //   rebalance_cooldown_s      a stage scaled up this recently never gives, >= 0 [10]
-//   rebalance_from_entry      donors keep their share of the entry-rate need   [false]
+//   rebalance_from_entry      needs from the entry rate, shares of R_total,
+//                             stages below their share take (false: own rate,
+//                             only budget-cut stages take)                     [true]
 //   min_replicas              floor on each stage's GPU replicas, >= 0         [1]
 //   queue_drain_s             per-function scaler: queue drains within, > 0    [1]
 #ifndef SLUICE_CORE_REGISTRY_QUART_POLICIES_H_
