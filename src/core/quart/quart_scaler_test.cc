@@ -136,6 +136,7 @@ TEST(QuartScaler, RebalanceSparesBusyAndRecentlyRaisedStages) {
   c.total_replicas = 12;
   c.rebalance = true;
   c.rebalance_from_entry = false;
+  c.rebalance_cooldown = absl::Seconds(10);
   // Nothing short: no budget cut, nothing moves.
   auto idle = Make(c);
   std::vector<StageSample> in = FullBudget();

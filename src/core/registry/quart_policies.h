@@ -41,7 +41,7 @@
 //                             replicas to the stages short of theirs (not in
 //                             the paper; needs total_replicas > 0; QuartConfig) [false]
 //   rebalance_headroom        needs sized at this x the rate, >= 1             [1.25]
-//   rebalance_cooldown_s      a stage scaled up this recently never gives, >= 0 [10]
+//   rebalance_cooldown_s      a stage scaled up this recently never gives, >= 0 [0]
 //   rebalance_from_entry      needs from the entry rate, shares of R_total,
 //                             stages below their share take (false: own rate,
 //                             only budget-cut stages take)                     [true]
