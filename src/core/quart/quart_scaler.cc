@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/status.h"
+#include "core/quart/budget_rebalancer.h"
 #include "core/quart/cv_propagation.h"
 #include "core/quart/mmc_model.h"
 
@@ -62,6 +63,21 @@ absl::Status ValidateStage(size_t i, const QuartStageSpec& s) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRebalance(const QuartConfig& c) {
+  if (c.rebalance && c.total_replicas <= 0) {
+    return absl::InvalidArgumentError(
+        "field 'rebalance': needs total_replicas > 0 (there is no budget to rebalance under)");
+  }
+  if (!(c.rebalance_headroom >= 1) || !std::isfinite(c.rebalance_headroom)) {
+    return absl::InvalidArgumentError("field 'rebalance_headroom': must be finite and >= 1");
+  }
+  if (c.rebalance_cooldown < absl::ZeroDuration() ||
+      c.rebalance_cooldown == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError("field 'rebalance_cooldown': must be finite and >= 0");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConfig& config) {
@@ -76,6 +92,7 @@ absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConf
   }
   if (config.total_replicas < 0)
     return absl::InvalidArgumentError("field 'total_replicas': must be >= 0");
+  SLUICE_RETURN_IF_ERROR(ValidateRebalance(config));
   std::vector<CpuStageProfile> profiles;
   for (size_t i = 0; i < config.stages.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(ValidateStage(i, config.stages[i]));
@@ -222,37 +239,47 @@ QuartDecision QuartScaler::Decide(absl::Time now, int free_cpu_cores) {
   if (!fresh_)
     return d;  // nothing new since the last decision: every delta 0
   fresh_ = false;
-  {
-    std::vector<StageLoad> loads(n);
-    for (int i = 0; i < n; ++i) {
-      const StageSample& s = samples_[i];
-      loads[i] = {s.arrival_rps, config_.stages[i].service_rps, std::max(0, s.ready_replicas),
-                  s.measured_latency, s.queue_length};
-    }
-    const std::vector<StageEstimate> est = EstimateStages(loads, config_.key);
-    const std::vector<double> cvs = SizingCvs(est);
-    for (int i = 0; i < n; ++i) {
-      d.stages[i].key = est[i].key;
-      d.stages[i].estimated_latency = est[i].latency;
-      d.stages[i].predicted_cv = cvs[i];
-    }
-    d.key_stages = KeyStages(est);
-    const absl::Duration dt =
-        previous == absl::InfinitePast() ? absl::InfiniteDuration() : now - previous;
-    Correct(est, dt, d);
-    Smooth(est, now, d);
-    Compensate(free_cpu_cores, now, d);
-  }
+  std::vector<StageLoad> loads(n);
   for (int i = 0; i < n; ++i) {
-    const QuartStageSpec& spec = config_.stages[i];
-    const int total = Total(i);
-    const int want =
-        std::clamp(total + d.stages[i].replica_delta, spec.min_replicas, spec.max_replicas);
-    d.stages[i].replica_delta = want - total;
+    const StageSample& s = samples_[i];
+    loads[i] = {s.arrival_rps, config_.stages[i].service_rps, std::max(0, s.ready_replicas),
+                s.measured_latency, s.queue_length};
   }
+  const std::vector<StageEstimate> est = EstimateStages(loads, config_.key);
+  const std::vector<double> cvs = SizingCvs(est);
+  for (int i = 0; i < n; ++i) {
+    d.stages[i].key = est[i].key;
+    d.stages[i].estimated_latency = est[i].latency;
+    d.stages[i].predicted_cv = cvs[i];
+  }
+  d.key_stages = KeyStages(est);
+  const absl::Duration dt =
+      previous == absl::InfinitePast() ? absl::InfiniteDuration() : now - previous;
+  Correct(est, dt, d);
+  Smooth(est, now, d);
+  Compensate(free_cpu_cores, now, d);
+  const std::vector<int> asked = ClampToBounds(d);
   if (config_.total_replicas > 0)
     FitTotal(d);
+  if (config_.rebalance)
+    Rebalance(est, asked, now, d);
+  for (int i = 0; i < n; ++i) {
+    if (d.stages[i].replica_delta > 0)
+      last_raised_[i] = now;
+  }
   return d;
+}
+
+std::vector<int> QuartScaler::ClampToBounds(QuartDecision& d) const {
+  std::vector<int> deltas(d.stages.size());
+  for (size_t i = 0; i < d.stages.size(); ++i) {
+    const QuartStageSpec& spec = config_.stages[i];
+    const int total = Total(static_cast<int>(i));
+    const int want =
+        std::clamp(total + d.stages[i].replica_delta, spec.min_replicas, spec.max_replicas);
+    d.stages[i].replica_delta = deltas[i] = want - total;
+  }
+  return deltas;
 }
 
 void QuartScaler::FitTotal(QuartDecision& d) const {
@@ -273,7 +300,9 @@ void QuartScaler::FitTotal(QuartDecision& d) const {
     double most = -1;
     for (int i = 0; i < n; ++i) {
       const double per_floor = want[i] / floor[i];
-      if (d.stages[i].replica_delta > 0 && per_floor > most) {
+      // Replicas that only bring a stage up to min_replicas are not cut.
+      const bool cuttable = want[i] > config_.stages[i].min_replicas;
+      if (d.stages[i].replica_delta > 0 && cuttable && per_floor > most) {
         most = per_floor;
         pick = i;
       }
@@ -284,6 +313,74 @@ void QuartScaler::FitTotal(QuartDecision& d) const {
     --d.stages[pick].replica_delta;
     --sum;
   }
+}
+
+// Replicas stage i needs at `rps` x rebalance_headroom: G/G/c at its predicted CV, at least
+// its stable floor there.
+int QuartScaler::RebalanceNeed(int i, double rps, double cv) const {
+  const QuartStageSpec& spec = config_.stages[i];
+  const double clean = std::isfinite(rps) ? std::max(0.0, rps) : 0.0;
+  const double load = std::min(clean * config_.rebalance_headroom, 1e9);
+  const int floor = load > 0 ? static_cast<int>(std::min<double>(
+                                   std::floor(load / spec.service_rps) + 1, spec.max_replicas))
+                             : 0;
+  return std::max(floor, ReplicasForTarget(load, spec.service_rps, spec.latency_target,
+                                           spec.max_replicas, cv, spec.service_cv));
+}
+
+// What each donor keeps. Own rate: its need at its arrival rate. From the entry
+// (rebalance_from_entry): every stage's need at the pipeline's entry rate, InferLine's way,
+// scaled down to R_total's shares when together they exceed it (largest shares first).
+std::vector<int> QuartScaler::RebalanceNeeds(const QuartDecision& d) const {
+  const int n = static_cast<int>(config_.stages.size());
+  std::vector<int> need(n);
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double rps = config_.rebalance_from_entry
+                           ? std::max(samples_[0].arrival_rps, samples_[i].arrival_rps)
+                           : samples_[i].arrival_rps;
+    need[i] = RebalanceNeed(i, rps, d.stages[i].predicted_cv);
+    sum += need[i];
+  }
+  if (!config_.rebalance_from_entry || sum <= config_.total_replicas)
+    return need;
+  const double scale = static_cast<double>(config_.total_replicas) / static_cast<double>(sum);
+  for (int i = 0; i < n; ++i) {
+    need[i] = std::max({1, config_.stages[i].min_replicas,
+                        static_cast<int>(std::floor(need[i] * scale))});
+  }
+  return need;
+}
+
+// RebalanceUnderBudget moves what donors hold beyond RebalanceNeeds to the stages FitTotal cut
+// and, from the entry with the budget full, to the stages below their share as well.
+void QuartScaler::Rebalance(const std::vector<StageEstimate>& est, const std::vector<int>& asked,
+                            absl::Time now, QuartDecision& d) const {
+  const int n = static_cast<int>(config_.stages.size());
+  bool cut = false;
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    cut = cut || asked[i] > d.stages[i].replica_delta;
+    sum += Total(i) + d.stages[i].replica_delta;
+  }
+  const bool to_share = config_.rebalance_from_entry && sum >= config_.total_replicas;
+  if (!cut && !to_share)
+    return;  // the budget did not bind this decision
+  const std::vector<int> need = RebalanceNeeds(d);
+  std::vector<RebalanceStage> in(n);
+  for (int i = 0; i < n; ++i) {
+    const QuartStageSpec& spec = config_.stages[i];
+    const StageSample& s = samples_[i];
+    const bool calm = !(est[i].latency > spec.latency_target) &&
+                      s.queue_length <= std::max(1, s.ready_replicas);
+    const bool settled = now - last_raised_[i] >= config_.rebalance_cooldown;
+    const int want = to_share ? std::max(asked[i], need[i] - Total(i)) : asked[i];
+    in[i] = {Total(i), d.stages[i].replica_delta, want, spec.min_replicas, need[i],
+             calm && settled};
+  }
+  const std::vector<int> delta = RebalanceUnderBudget(in);
+  for (int i = 0; i < n; ++i)
+    d.stages[i].replica_delta = delta[i];
 }
 
 absl::Time QuartScaler::NextWakeup() const {

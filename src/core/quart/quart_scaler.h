@@ -49,8 +49,26 @@ struct QuartConfig {
   // a decision asks for more, its increments are cut, one replica at a time, from the stage
   // holding the most replicas per stable-floor replica (floor(lambda / mu) + 1), so a short
   // budget goes where the load is rather than to the first stages asked; existing replicas are
-  // never drained to fit. 0: unbounded (the caller's cluster decides what it can place).
+  // never drained to fit (but see rebalance), nor increments up to min_replicas cut. 0:
+  // unbounded (the caller's cluster decides what it can place).
   int total_replicas = 0;  // >= 0
+  // Not in the paper (docs/quart.md, "Rebalancing under the budget"); needs total_replicas > 0.
+  // true: when the budget binds, stages holding more than they need (at rebalance_headroom x
+  // the rate, below) give replicas to stages short of theirs in the same decision (the
+  // smoother's hold bypassed for exactly those; RebalanceUnderBudget), unless they are over
+  // target, have requests waiting beyond one per ready replica, or were scaled up within
+  // rebalance_cooldown. false (default): the paper's Algorithm 1, held replicas never move.
+  bool rebalance = false;
+  double rebalance_headroom = 1.25;                       // >= 1, finite
+  // 0 s: measured best (docs/quart.md: 10 s and 30 s were worse on every workload); > 0 keeps
+  // a stage that just scaled up from giving for that long.
+  absl::Duration rebalance_cooldown = absl::ZeroDuration();  // >= 0, finite
+  // true (the better rule measured, docs/quart.md): every stage's need is sized from
+  // max(entry rate, its own rate), InferLine's way, and scaled down to its proportional share
+  // of R_total when the needs together exceed it; a donor keeps its share, and once the budget
+  // is full a stage below its share takes replicas too, not only the stages FitTotal cut.
+  // false: a donor keeps its need at its own arrival rate; only cut stages take.
+  bool rebalance_from_entry = true;
 };
 
 // What was measured at one stage over the last window (the pipeline-policy contract's sample).
@@ -100,12 +118,22 @@ class QuartScaler {
  private:
   QuartScaler(const QuartConfig& c, std::vector<PidCorrector> pids, ReplicaSmoother smoother,
               CpuCompensator cpu)
-      : config_(c), pids_(std::move(pids)), smoother_(std::move(smoother)), cpu_(std::move(cpu)) {}
+      : config_(c),
+        pids_(std::move(pids)),
+        smoother_(std::move(smoother)),
+        cpu_(std::move(cpu)),
+        last_raised_(c.stages.size(), absl::InfinitePast()) {}
   std::vector<double> SizingCvs(const std::vector<StageEstimate>& est) const;
   void Correct(const std::vector<StageEstimate>& est, absl::Duration dt, QuartDecision& d);
   void Smooth(const std::vector<StageEstimate>& est, absl::Time now, QuartDecision& d);
   void Compensate(int free_cpu_cores, absl::Time now, QuartDecision& d);
+  // Each stage's ready + starting + delta into [min_replicas, max_replicas]; the deltas.
+  std::vector<int> ClampToBounds(QuartDecision& d) const;
   void FitTotal(QuartDecision& d) const;
+  int RebalanceNeed(int i, double rps, double cv) const;
+  std::vector<int> RebalanceNeeds(const QuartDecision& d) const;
+  void Rebalance(const std::vector<StageEstimate>& est, const std::vector<int>& asked,
+                 absl::Time now, QuartDecision& d) const;
   int Total(int i) const;
 
   QuartConfig config_;
@@ -113,6 +141,7 @@ class QuartScaler {
   ReplicaSmoother smoother_;
   CpuCompensator cpu_;
   std::vector<StageSample> samples_;
+  std::vector<absl::Time> last_raised_;  // per stage: the last decision with a delta > 0
   absl::Time last_decision_ = absl::InfinitePast();
   int rejected_samples_ = 0;
   bool fresh_ = false;  // a window arrived since the last Decide

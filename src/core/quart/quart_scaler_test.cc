@@ -103,6 +103,135 @@ TEST(QuartScaler, TotalReplicasBoundsTheIncrementsAcrossStages) {
   EXPECT_FALSE(QuartScaler::Create(c).ok());
 }
 
+// Not in the paper: with rebalance, a full budget moves a surplus stage's replicas to the stage
+// FitTotal cut (the cluster-bound bursty wideresnet case: early stages held 6, a later key stage
+// queued with no GPU left). Stage 0 holds 6 for 10 rps, stage 2 queues at 25 rps on 3.
+std::vector<StageSample> FullBudget() {
+  std::vector<StageSample> in = {Sample(10, 6), Sample(20, 3), Sample(25, 3)};
+  in[2].queue_length = 30;
+  in[2].measured_latency = absl::Seconds(2);
+  return in;
+}
+
+TEST(QuartScaler, RebalanceMovesSurplusToTheCutKeyStage) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance_from_entry = false;  // own rates: only the cut stage takes
+  auto plain = Make(c);
+  plain->Observe(FullBudget(), kT0);
+  for (const StageDecision& s : plain->Decide(kT0, 0).stages)
+    EXPECT_EQ(s.replica_delta, 0);  // the paper: nothing held moves
+  c.rebalance = true;
+  auto q = Make(c);
+  q->Observe(FullBudget(), kT0);
+  const QuartDecision d = q->Decide(kT0, 0);
+  EXPECT_GT(d.stages[2].replica_delta, 0);
+  EXPECT_EQ(d.stages[0].replica_delta, -d.stages[2].replica_delta);
+  EXPECT_EQ(d.stages[1].replica_delta, 0);
+  EXPECT_GE(6 + d.stages[0].replica_delta, 2);  // its stable floor at 1.25 x 10 rps
+}
+
+TEST(QuartScaler, RebalanceSparesBusyAndRecentlyRaisedStages) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance = true;
+  c.rebalance_from_entry = false;
+  c.rebalance_cooldown = absl::Seconds(10);
+  // Nothing short: no budget cut, nothing moves.
+  auto idle = Make(c);
+  std::vector<StageSample> in = FullBudget();
+  in[2] = Sample(20, 3);
+  idle->Observe(in, kT0);
+  for (const StageDecision& s : idle->Decide(kT0, 0).stages)
+    EXPECT_EQ(s.replica_delta, 0);
+  // The would-be donor has requests waiting: it keeps its replicas.
+  auto busy = Make(c);
+  in = FullBudget();
+  in[0].queue_length = 20;
+  busy->Observe(in, kT0);
+  EXPECT_GE(busy->Decide(kT0, 0).stages[0].replica_delta, 0);
+  // Stage 0 scaled up at kT0; 5 s later (cooldown 10 s) it may not give, 11 s later it may.
+  auto recent = Make(c);
+  recent->Observe({Sample(45, 2), Sample(10, 2), Sample(10, 2)}, kT0);
+  ASSERT_GT(recent->Decide(kT0, 0).stages[0].replica_delta, 0);
+  recent->Observe(FullBudget(), kT0 + absl::Seconds(5));
+  EXPECT_EQ(recent->Decide(kT0 + absl::Seconds(5), 0).stages[0].replica_delta, 0);
+  recent->Observe(FullBudget(), kT0 + absl::Seconds(11));
+  EXPECT_LT(recent->Decide(kT0 + absl::Seconds(11), 0).stages[0].replica_delta, 0);
+  // Never below min_replicas: stage 0's floor is 6.
+  c.stages[0].min_replicas = 6;
+  auto floor = Make(c);
+  floor->Observe(FullBudget(), kT0);
+  EXPECT_EQ(floor->Decide(kT0, 0).stages[0].replica_delta, 0);
+}
+
+// A burst entering at stage 0 has not reached stage 1 yet: sized from its own rate stage 1 gives
+// most of its replicas; sized from the entry (InferLine's way) it keeps its share of R_total.
+TEST(QuartScaler, RebalanceFromEntryKeepsTheShareOfAStageTheBurstHasNotReached) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance = true;
+  c.rebalance_from_entry = false;
+  std::vector<StageSample> in = {Sample(20, 3), Sample(5, 6), Sample(5, 3)};
+  in[0].queue_length = 30;
+  in[0].measured_latency = absl::Seconds(2);
+  auto own = Make(c);
+  own->Observe(in, kT0);
+  const QuartDecision o = own->Decide(kT0, 0);
+  c.rebalance_from_entry = true;
+  auto entry = Make(c);
+  entry->Observe(in, kT0);
+  const QuartDecision e = entry->Decide(kT0, 0);
+  EXPECT_GT(o.stages[0].replica_delta, 0);
+  EXPECT_LT(o.stages[1].replica_delta, e.stages[1].replica_delta);
+  // Each stage needs 4-5 at 1.25 x 20 rps; 12 / 3 stages' needs: it keeps floor(0.8 x 4.x) = 3.
+  EXPECT_GE(6 + e.stages[1].replica_delta, 3);
+  for (const QuartDecision* d : {&o, &e}) {
+    int sum = 0;
+    for (const StageDecision& s : d->stages)
+      sum += s.replica_delta;
+    EXPECT_EQ(sum, 0);
+  }
+}
+
+// From the entry with the budget full, a stage below its share of R_total takes replicas
+// before it congests: stage 2 (3 replicas, its own load still low) is where the entry's 25 rps
+// are headed; stage 0's surplus moves there though stage 2 asked for nothing.
+TEST(QuartScaler, RebalanceFromEntryFillsAStageBelowItsShare) {
+  QuartConfig c = Config(3);
+  c.total_replicas = 12;
+  c.rebalance = true;
+  const std::vector<StageSample> in = {Sample(25, 6), Sample(25, 4), Sample(5, 2)};
+  auto own = Make([&] {
+    QuartConfig o = c;
+    o.rebalance_from_entry = false;
+    return o;
+  }());
+  own->Observe(in, kT0);
+  for (const StageDecision& s : own->Decide(kT0, 0).stages)
+    EXPECT_EQ(s.replica_delta, 0);  // nothing cut, nothing moves
+  auto entry = Make(c);
+  entry->Observe(in, kT0);
+  const QuartDecision d = entry->Decide(kT0, 0);
+  EXPECT_LT(d.stages[0].replica_delta, 0);
+  EXPECT_GT(d.stages[2].replica_delta, 0);
+  EXPECT_EQ(d.stages[0].replica_delta + d.stages[1].replica_delta + d.stages[2].replica_delta, 0);
+}
+
+TEST(QuartScaler, RebalanceNeedsABudget) {
+  QuartConfig c = Config(2);
+  c.rebalance = true;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("'rebalance'"), std::string::npos);
+  c.total_replicas = 8;
+  c.rebalance_headroom = 0.9;
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("'rebalance_headroom'"),
+            std::string::npos);
+  c.rebalance_headroom = 1.25;
+  c.rebalance_cooldown = absl::Seconds(-1);
+  EXPECT_NE(QuartScaler::Create(c).status().message().find("'rebalance_cooldown'"),
+            std::string::npos);
+}
+
 TEST(QuartScaler, DecidesEachWindowOnce) {
   auto q = Make(Config(2));
   q->Observe({Sample(20, 2), Sample(20, 4)}, kT0);
@@ -197,12 +326,20 @@ TEST(QuartScaler, ValidationNamesTheField) {
             std::string::npos);
 }
 
+// With and without R_total and rebalance: every stage within its bounds, and with a budget the
+// total never passes it unless what is already held (raised to min_replicas) does; then it never
+// grows past that.
 TEST(QuartScalerProperty, ReplicasStayWithinBounds) {
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     const int n = 1 + static_cast<int>(rng() % 8);
     QuartConfig c = Config(n);
+    if (seed % 3 != 0) {
+      c.total_replicas = n + static_cast<int>(rng() % (8 * n));
+      c.rebalance = seed % 3 == 1;
+      c.rebalance_from_entry = seed % 2 == 0;
+    }
     for (QuartStageSpec& s : c.stages) {
       s.min_replicas = static_cast<int>(rng() % 3);
       s.max_replicas = std::max(1, s.min_replicas) + static_cast<int>(rng() % 10);
@@ -220,6 +357,16 @@ TEST(QuartScalerProperty, ReplicasStayWithinBounds) {
       }
       q->Observe(in, now);
       const QuartDecision d = q->Decide(now, static_cast<int>(rng() % 64));
+      int held = 0;
+      int after_sum = 0;
+      for (int i = 0; i < n; ++i) {
+        held += std::max(in[i].ready_replicas + in[i].starting_replicas,
+                         c.stages[i].min_replicas);
+        after_sum += in[i].ready_replicas + in[i].starting_replicas + d.stages[i].replica_delta;
+      }
+      if (c.total_replicas > 0) {
+        ASSERT_LE(after_sum, std::max(held, c.total_replicas)) << "seed " << seed;
+      }
       for (int i = 0; i < n; ++i) {
         const int after =
             in[i].ready_replicas + in[i].starting_replicas + d.stages[i].replica_delta;

@@ -66,12 +66,23 @@ absl::StatusOr<QuartParams> ReadParams(std::span<const PolicyParam> params,
   SLUICE_ASSIGN_OR_RETURN(c.period, r.Seconds("period_s", c.period, 1e-6, 1e6));
   SLUICE_ASSIGN_OR_RETURN(const int64_t total, r.Int("total_replicas", 0, 0, 1 << 20));
   c.total_replicas = static_cast<int>(total);
+  SLUICE_ASSIGN_OR_RETURN(c.rebalance, r.Bool("rebalance", c.rebalance));
+  SLUICE_ASSIGN_OR_RETURN(c.rebalance_headroom,
+                          r.Double("rebalance_headroom", c.rebalance_headroom, 1, 1e6));
+  SLUICE_ASSIGN_OR_RETURN(c.rebalance_cooldown,
+                          r.Seconds("rebalance_cooldown_s", c.rebalance_cooldown, 0, 1e9));
+  SLUICE_ASSIGN_OR_RETURN(c.rebalance_from_entry,
+                          r.Bool("rebalance_from_entry", c.rebalance_from_entry));
   SLUICE_ASSIGN_OR_RETURN(const int64_t min_r, r.Int("min_replicas", 1, 0, 1 << 20));
   p.min_replicas = static_cast<int>(min_r);
   SLUICE_ASSIGN_OR_RETURN(p.queue_drain, r.Seconds("queue_drain_s", p.queue_drain, 1e-6, 1e9));
   SLUICE_RETURN_IF_ERROR(r.Finish());
   if (c.correction_bound_factor > 0 && c.correction_bound_factor < 1) {
     return ComboError(params, file, "quart", {"correction_bound_factor"}, "must be 0 or >= 1");
+  }
+  if (c.rebalance && c.total_replicas == 0) {
+    return ComboError(params, file, "quart", {"rebalance", "total_replicas"},
+                      "rebalance needs total_replicas > 0");
   }
   return p;
 }

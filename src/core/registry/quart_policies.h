@@ -37,6 +37,14 @@
 //   period_s                  decision period (>= the caller's interval), > 0  [1]
 //   total_replicas            R_total: GPU replicas of all stages together,
 //                             0 = unbounded, >= 0 (QuartConfig)               [0]
+//   rebalance                 true: at R_total, stages over their need give
+//                             replicas to the stages short of theirs (not in
+//                             the paper; needs total_replicas > 0; QuartConfig) [false]
+//   rebalance_headroom        needs sized at this x the rate, >= 1             [1.25]
+//   rebalance_cooldown_s      a stage scaled up this recently never gives, >= 0 [0]
+//   rebalance_from_entry      needs from the entry rate, shares of R_total,
+//                             stages below their share take (false: own rate,
+//                             only budget-cut stages take)                     [true]
 //   min_replicas              floor on each stage's GPU replicas, >= 0         [1]
 //   queue_drain_s             per-function scaler: queue drains within, > 0    [1]
 #ifndef SLUICE_CORE_REGISTRY_QUART_POLICIES_H_

@@ -111,6 +111,28 @@ TEST(QuartPolicySet, TotalReplicasReachesTheScaler) {
   EXPECT_EQ(q->Decide(kT0, 0).stages[1].replica_delta, 0);
 }
 
+TEST(QuartPolicySet, RebalanceReachesTheScaler) {
+  // R_total 10 is full (4 + 3 + 3) and stage 1 is congested: without rebalance it gets nothing;
+  // with it, stage 0's surplus (4 replicas for 5 rps at mu 10) moves to stage 1.
+  std::vector<PipelineStageSample> in = CongestedMiddle();
+  in[0].ready_replicas = 4;
+  in[0].arrival_rps = 5;
+  auto plain = Make({{"total_replicas", "10", 2}});
+  auto p = plain->MakePipelineScaler(Stages(3), StageTraits(3), absl::Seconds(1));
+  p->Observe(in, kT0);
+  EXPECT_EQ(p->Decide(kT0, 0).stages[1].replica_delta, 0);
+  auto moving = Make({{"total_replicas", "10", 2}, {"rebalance", "true", 3}});
+  auto q = moving->MakePipelineScaler(Stages(3), StageTraits(3), absl::Seconds(1));
+  q->Observe(in, kT0);
+  const PipelineDecision d = q->Decide(kT0, 0);
+  EXPECT_GT(d.stages[1].replica_delta, 0);
+  EXPECT_LT(d.stages[0].replica_delta, 0);
+  int sum = 0;
+  for (const PipelineStageDecision& s : d.stages)
+    sum += s.replica_delta;
+  EXPECT_EQ(sum, 0);  // moved, not added: the budget stays full
+}
+
 TEST(QuartPolicySet, NoPipelineScalerWhenAStageCannotBeSized) {
   auto set = Make();
   EXPECT_EQ(set->MakePipelineScaler(Stages(3, 0), StageTraits(3), absl::Seconds(1)), nullptr);
@@ -152,6 +174,11 @@ TEST(QuartPolicySet, BadParamsNameTheKeyAndLine) {
   EXPECT_THAT(Error({{"beta_min", "2", 7}}), HasSubstr("'beta_min'"));
   EXPECT_THAT(Error({{"gain", "1", 8}}), HasSubstr("'gain'"));
   EXPECT_THAT(Error({{"total_replicas", "-1", 9}}), HasSubstr("'total_replicas'"));
+  EXPECT_THAT(Error({{"rebalance", "maybe", 10}}), HasSubstr("'rebalance'"));
+  EXPECT_THAT(Error({{"rebalance", "true", 11}}), HasSubstr("total_replicas > 0"));
+  EXPECT_THAT(Error({{"rebalance", "true", 11}}), HasSubstr("exp.yaml:11"));
+  EXPECT_THAT(Error({{"rebalance_headroom", "0.5", 12}}), HasSubstr("'rebalance_headroom'"));
+  EXPECT_THAT(Error({{"rebalance_cooldown_s", "-1", 13}}), HasSubstr("'rebalance_cooldown_s'"));
 }
 
 }  // namespace
