@@ -45,6 +45,7 @@ bool Engine::SampleFunction(int fn, double rps) {
   s.queued = static_cast<int>(f.gateway.held.size());
   for (int32_t id : f.deployed)
     s.queued += static_cast<int>(instances_[id]->queue.size());
+  s.queued += static_cast<int>(std::lround(f.fluid_queued + f.fluid_backlog));  // fluid mode
   if (f.hybrid != nullptr) {
     f.hybrid->Observe(s);
   } else {
@@ -82,6 +83,7 @@ void Engine::Sample() {
   }
   sample_list_.resize(kept);
   SamplePipelines(rps);
+  FluidWindows();  // the next window of fluid functions (no-op without any)
   double cost = 0;
   std::vector<int> counts;
   if (per_function) {

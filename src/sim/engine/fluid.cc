@@ -1,0 +1,262 @@
+// Fluid mode (sim_config.h: FluidConfig; approximate, opt-in): a busy function is simulated per
+// sample window instead of per request while it has a warm instance holding its share. At each
+// sample the window [now, now + interval) gets its arrival count drawn from the source
+// (ArrivalSource::DrawCount); the count reaches the scaler at the next sample exactly as counted
+// arrivals do. The active instances serve it as a GI/G/c queue (fluid_queue.h) whose server time
+// is the batch latency at each instance's expected share over the batch size; latencies go to a
+// histogram, SLO violations are the queue's tail beyond the SLO, idle memory the time with
+// nothing outstanding (M/G/inf), and the busy fraction is what co-runners see. The instances are
+// placed, started, parked and drained by the same code as in exact runs; they start no work in
+// the GPU share model, so a GPU whose residents are all fluid needs no vertical-controller tick.
+// A window with no active instance (scaled to zero, loading, all parked) runs exactly: its
+// arrivals are spread uniformly over it and take the request path (gateway, cold start, unpark).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/fluid_queue.h"
+
+namespace sluice::sim {
+namespace {
+// Random stream of the fluid windows' arrival times, distinct from arrivals and service.
+constexpr uint64_t kFluidStream = uint64_t{3} << 32;
+// Quantile points standing for the waiting requests' exponential tail in the histogram.
+constexpr int kTailPoints = 4;
+}  // namespace
+
+bool Engine::FluidEligible(const Function& f) const {
+  if (f.is_training() || f.stage != nullptr || f.pipeline_scaled || f.hybrid != nullptr ||
+      f.scaler == nullptr || f.service_rng || f.arrivals == nullptr ||
+      f.model->info.kind == core::FunctionKind::kLlmInference) {
+    return false;
+  }
+  const double rate = f.arrivals->MeanRate();
+  if (rate < config_.fluid.min_mean_rps)
+    return false;
+  return rate < config_.fluid.generate_below_rps ||
+         f.arrivals->DrawCount(start_, start_).has_value();  // an empty window: a probe
+}
+
+void Engine::InitFluid() {
+  if (!config_.fluid.enabled)
+    return;
+  fluid_rng_.emplace(DeriveSeed(config_.seed, kFluidStream));
+  for (size_t i = 0; i < fns_.size(); ++i) {
+    if (FluidEligible(fns_[i])) {
+      fns_[i].fluid = true;
+      fns_[i].fluid_generated = fns_[i].arrivals->MeanRate() < config_.fluid.generate_below_rps;
+      fluid_fns_.push_back(static_cast<int>(i));
+    }
+  }
+}
+
+void Engine::FluidWindows() {
+  const absl::Time now = env_.Now();
+  if (now >= horizon_ || after_horizon_)
+    return;
+  fluid_rho_.resize(instances_.size(), -1.0);
+  const absl::Time end = std::min(now + config_.sample_interval, horizon_);
+  for (int fn : fluid_fns_)
+    FluidWindow(fn, end);
+}
+
+void Engine::FluidWindow(int fn, absl::Time end) {
+  Function& f = fns_[fn];
+  const absl::Time now = env_.Now();
+  std::vector<int32_t> active;
+  for (int32_t id : f.deployed) {
+    const Instance& inst = *instances_[id];
+    if (inst.state() == InstanceState::kWarm && !inst.parked)
+      active.push_back(id);
+  }
+  f.fluid_queued = 0;
+  const int64_t n = TakeWindowArrivals(fn, end, /*times=*/active.empty());
+  if (active.empty()) {  // the exact request path for this window
+    f.metrics.OnDrop(std::llround(f.fluid_backlog));
+    f.fluid_backlog = 0;
+    ScheduleFluidArrival(fn);
+    return;
+  }
+  f.interval_arrivals += n;
+  f.metrics.OnArrivals(n);
+  if (n > 0 && !f.sampled) {
+    f.sampled = true;
+    sample_adds_.push_back(fn);
+  }
+  if (n > 0 || f.fluid_backlog > 0)
+    ServeFluid(fn, active, n, absl::ToDoubleSeconds(end - now));
+}
+
+int64_t Engine::TakeWindowArrivals(int fn, absl::Time end, bool times) {
+  Function& f = fns_[fn];
+  f.fluid_pending.clear();
+  f.fluid_next = 0;
+  if (f.fluid_generated) {
+    // next_arrival holds the first arrival at or after the window (primed on the first call).
+    if (!f.fluid_next_primed) {
+      f.next_arrival = f.arrivals->Next();
+      f.fluid_next_primed = true;
+    }
+    int64_t n = 0;
+    while (f.next_arrival && f.next_arrival->at < end) {
+      ++n;
+      if (times)
+        f.fluid_pending.push_back(f.next_arrival->at);
+      f.next_arrival = f.arrivals->Next();
+    }
+    return n;
+  }
+  const absl::Time now = env_.Now();
+  const int64_t n = f.arrivals->DrawCount(now, end).value_or(0);
+  if (times) {
+    const double span_s = absl::ToDoubleSeconds(end - now);
+    for (int64_t k = 0; k < n; ++k)
+      f.fluid_pending.push_back(now + absl::Seconds(span_s * fluid_rng_->Uniform()));
+    std::sort(f.fluid_pending.begin(), f.fluid_pending.end());
+  }
+  return n;
+}
+
+void Engine::ScheduleFluidArrival(int fn) {
+  Function& f = fns_[fn];
+  if (f.fluid_next >= f.fluid_pending.size())
+    return;
+  env_.RunAt(f.fluid_pending[f.fluid_next], [this, fn] {
+    Function& g = fns_[fn];
+    const absl::Time at = g.fluid_pending[g.fluid_next++];
+    OnArrival(fn, Arrival{.at = at});
+    ScheduleFluidArrival(fn);
+  });
+}
+
+double Engine::FluidShare(const Instance& inst, double* slow) const {
+  const core::GpuId g = inst.gpus().front();
+  const int32_t self = static_cast<int32_t>(inst.id().value());
+  double others = 0;  // co-runners' expected SM-time (share x time quota)
+  for (int32_t j : shares_.residents(g)) {
+    if (j == self)
+      continue;
+    const core::SmQuota& q = shares_.quota(j);
+    const double rho = static_cast<size_t>(j) < fluid_rho_.size() && fluid_rho_[j] >= 0
+                           ? fluid_rho_[j]
+                           : (shares_.busy(j) ? 1.0 : 0.0);
+    others += rho * std::min(q.request, q.limit) * q.time_quota;
+  }
+  // Work conservation splits the GPU among the busy residents in proportion to their requests
+  // (ComputeShares); latency goes as 1 / share, so the share that gives the mean batch time is
+  // the harmonic mean over which co-runners are busy: request / (request + others).
+  const core::SmQuota& q = inst.quota;
+  double s = std::min(q.request, q.limit);
+  if (policy_->work_conserving() && s > 0)
+    s = std::clamp(s / (s * q.time_quota + others), s, q.limit);
+  *slow = perf_.InterferenceSlowdown(std::min(1.0, others));
+  return std::max(s, 1e-3);
+}
+
+// Serves `n` arrivals of a window of `window_s` seconds on the `active` instances (see the file
+// comment). Batches adapt to the load: the mean batch b is what an instance collects while the
+// oldest request waits max_queue_delay (light load) or while requests queue (1 + lambda_i x Wq
+// at b, a fixed point found by bisection over a fractional b, latency interpolated).
+void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s) {
+  Function& f = fns_[fn];
+  const absl::Time now = env_.Now();
+  const int c = static_cast<int>(active.size());
+  double share = 0, slow = 0;
+  for (int32_t id : active) {
+    double sl = 1;
+    share += FluidShare(*instances_[id], &sl);
+    slow += sl;
+  }
+  share /= c;
+  slow /= c;
+  WorkItem w;
+  w.model = f.model->latency;
+  const double tq = f.quota.time_quota;
+  auto latency = [&](int b) {
+    w.batch = b;
+    return w.SecondsAt(std::min(1.0, share), tq) * slow;
+  };
+  auto latency_at = [&](double b) {
+    const int lo = static_cast<int>(b);
+    const double l = latency(lo);
+    return b - lo < 1e-9 ? l : l + (b - lo) * (latency(lo + 1) - l);
+  };
+  const double lambda = static_cast<double>(n) / window_s;
+  const double li = lambda / c;
+  // Within a window arrivals count as Poisson: the source's burstiness is in the window counts
+  // (DrawCount's variance); inside a window, bursts of a bursty renewal process mostly arrive
+  // within max_queue_delay of each other and leave as one batch.
+  constexpr double ca2 = 1.0;
+  const double delay = absl::ToDoubleSeconds(f.config->max_queue_delay);
+  const int max_b = f.max_batch;
+  auto wait_at = [&](double b) {
+    const double l = latency_at(b);
+    return ApproxWait(c, lambda, l / b, ca2, 0.0, l);
+  };
+  // > 0 while a batch of b is smaller than what queues for it.
+  auto gap = [&](double b) {
+    const QueueWait q = wait_at(b);
+    return q.stable ? 1 + li * q.mean_wait_s - b : 1e9;
+  };
+  double b = std::clamp(1 + li * delay, 1.0, static_cast<double>(max_b));
+  if (gap(b) > 0) {
+    double lo = b, hi = max_b;
+    if (gap(hi) > 0) {
+      b = hi;
+    } else {
+      for (int it = 0; it < 14; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (gap(mid) > 0 ? lo : hi) = mid;
+      }
+      b = hi;
+    }
+  }
+  const double lat = latency_at(b);
+  const QueueWait qw = wait_at(b);
+  const double lat_full = latency(max_b);
+  const double cap_rps = c * max_b / lat_full;
+  const double slo_s = absl::ToDoubleSeconds(f.config->slo);
+  const double nd = static_cast<double>(n);
+  double rho = 0, sojourn = 0;
+  if (f.fluid_backlog > 0 || lambda >= 0.98 * cap_rps || !qw.stable) {
+    // Saturated (or clearing a backlog): full batches, FIFO behind what is queued.
+    const double before = f.fluid_backlog;
+    f.fluid_backlog = std::max(0.0, before + nd - cap_rps * window_s);
+    if (f.fluid_backlog < 1)
+      f.fluid_backlog = 0;
+    const double queued = 0.5 * (before + f.fluid_backlog);
+    sojourn = lat_full + queued / cap_rps;
+    f.metrics.OnFluidCompletions(sojourn * 1000, nd);
+    f.metrics.OnFluidOverSlo(sojourn > slo_s ? nd : 0.0);
+    f.fluid_queued = queued;
+    rho = std::min(1.0, (before + nd) / (cap_rps * window_s));
+  } else {
+    const double close = b < max_b ? delay : std::min(delay, (max_b - 1) / std::max(li, 1e-9));
+    const double base = close * (b + 1) / (2 * b) + lat;
+    f.metrics.OnFluidCompletions(base * 1000, nd * (1 - qw.p_wait));
+    for (int k = 0; k < kTailPoints; ++k) {
+      const double wait = qw.CondQuantile((k + 0.5) / kTailPoints);
+      f.metrics.OnFluidCompletions((base + wait) * 1000, nd * qw.p_wait / kTailPoints);
+    }
+    f.metrics.OnFluidOverSlo(nd * qw.Tail(slo_s - base));
+    f.fluid_queued = lambda * qw.mean_wait_s;
+    rho = std::min(1.0, li * lat / b);
+    sojourn = base + qw.mean_wait_s;
+  }
+  // Idle memory: an instance has nothing outstanding a fraction exp(-li x sojourn) of the window
+  // (M/G/inf); it counts as busy first, idle after (idle_since moves into the window).
+  const double idle = rho >= 1 ? 0.0 : std::exp(-li * sojourn);
+  const absl::Time busy_until = now + absl::Seconds(window_s * (1 - idle));
+  for (int32_t id : active) {
+    fluid_rho_[id] = rho;
+    Instance& inst = *instances_[id];
+    if (inst.outstanding() != 0)
+      continue;  // exact requests still on it: the request path keeps its idle time
+    CountIdle(inst, now);
+    inst.idle_since = std::max(inst.idle_since, busy_until);
+  }
+}
+
+}  // namespace sluice::sim
