@@ -247,6 +247,8 @@ class Engine : public GpuShareModel::Listener {
   // Arrivals of fn in [now, end): generated or drawn; their times in fluid_pending if `times`.
   int64_t TakeWindowArrivals(int fn, absl::Time end, bool times);
   void ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s);
+  void FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
+                 double window_s);
   void ScheduleFluidArrival(int fn);
   // Share and interference slowdown a fluid instance can expect on its first GPU.
   double FluidShare(const Instance& inst, double* slow) const;

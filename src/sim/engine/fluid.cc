@@ -22,8 +22,106 @@ namespace sluice::sim {
 namespace {
 // Random stream of the fluid windows' arrival times, distinct from arrivals and service.
 constexpr uint64_t kFluidStream = uint64_t{3} << 32;
-// Quantile points standing for the waiting requests' exponential tail in the histogram.
-constexpr int kTailPoints = 4;
+// Points standing for a uniform or the waiting requests' tail in the histogram.
+constexpr int kPoints = 4;
+
+// One window's service of a fluid function (FluidBatches::Solve).
+struct FluidWindowStats {
+  bool stable = true;       // below 98 % of the capacity at full batches
+  double lambda = 0;        // arrivals/s
+  double cap_rps = 0;       // capacity at full batches, all instances
+  double full_batch_s = 0;  // time of a full batch
+  double base_s = 0;        // batch formation + the batch's own time
+  double burst_s = 0;       // a burst's own later batches: uniform on [0, burst_s]
+  double busy = 0;          // fraction of time an instance executes
+  QueueWait wait;           // waiting for a busy instance
+};
+
+// Batches of a fluid function at the instances' mean share. The mean batch b adapts to the load:
+// what an instance collects while the oldest request waits max_queue_delay (light load) or while
+// requests queue (b = 1 + lambda_i Wq(b), a fixed point found by bisection over a fractional b,
+// latency interpolated between batch sizes). Bursts: a bursty renewal process (CV > 1) brings
+// clusters of (CV^2 + 1) / 2 requests at once (ServeFluid); least-loaded dispatch spreads a
+// cluster over the c instances, and each instance's part k leaves in batches of up to max_batch, so
+// a request rides a batch of at least min(k, max_batch) and waits for up to k / max_batch - 1 of
+// its cluster's batches before it. Between clusters, arrivals count as Poisson (the burstiness
+// across windows is in the window counts).
+struct FluidBatches {
+  WorkItem work;
+  double share = 0;  // mean SM share of the active instances
+  double slow = 0;   // mean interference slowdown
+  double time_quota = 1;
+
+  double Latency(int b) {
+    work.batch = b;
+    return work.SecondsAt(share, time_quota) * slow;
+  }
+  double LatencyAt(double b) {
+    const int lo = static_cast<int>(b);
+    const double l = Latency(lo);
+    return b - lo < 1e-9 ? l : l + (b - lo) * (Latency(lo + 1) - l);
+  }
+  QueueWait WaitAt(int c, double lambda, double b) {
+    const double l = LatencyAt(b);
+    return ApproxWait(c, lambda, l / b, 1.0, 0.0, l);
+  }
+  // The mean batch (see above), at least `floor`.
+  double Batch(int c, double lambda, double floor, int max_b) {
+    const double li = lambda / c;
+    auto gap = [&](double b) {  // > 0 while a batch of b is smaller than what queues for it
+      const QueueWait q = WaitAt(c, lambda, b);
+      return q.stable ? 1 + li * q.mean_wait_s - b : 1e9;
+    };
+    double b = floor;
+    if (gap(b) <= 0)
+      return b;
+    if (gap(max_b) > 0)
+      return max_b;
+    double lo = b, hi = max_b;
+    for (int it = 0; it < 14; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (gap(mid) > 0 ? lo : hi) = mid;
+    }
+    return hi;
+  }
+  FluidWindowStats Solve(int c, double lambda, double delay, int max_b, double cluster) {
+    FluidWindowStats st;
+    st.lambda = lambda;
+    st.full_batch_s = Latency(max_b);
+    st.cap_rps = c * max_b / st.full_batch_s;
+    const double li = lambda / c;
+    const double part = std::max(1.0, cluster / c);
+    const double floor =
+        std::clamp(std::max(1 + li * delay, part), 1.0, static_cast<double>(max_b));
+    const double b = Batch(c, lambda, floor, max_b);
+    st.wait = WaitAt(c, lambda, b);
+    st.stable = st.wait.stable && lambda < 0.98 * st.cap_rps;
+    const double lat = LatencyAt(b);
+    const double close = b < max_b ? delay : std::min(delay, (max_b - 1) / std::max(li, 1e-9));
+    st.base_s = close * (b + 1) / (2 * b) + lat;
+    st.burst_s = std::max(0.0, part / max_b - 1) * st.full_batch_s;
+    st.busy = std::min(1.0, li * lat / b);
+    return st;
+  }
+};
+
+// The window's latencies into the histogram and its expected violations: base + a burst's
+// earlier batches (uniform) + the wait for a busy instance (QueueWait), paired quantile by
+// quantile (an upper bound on the spread).
+void RecordFluidLatencies(FunctionMetrics& metrics, const FluidWindowStats& st, double n,
+                          double slo_s) {
+  const QueueWait& w = st.wait;
+  double over = 0;
+  for (int k = 0; k < kPoints; ++k) {
+    const double q = (k + 0.5) / kPoints;
+    const double at = st.base_s + st.burst_s * q;
+    metrics.OnFluidCompletions(at * 1000, n * (1 - w.p_wait) / kPoints);
+    metrics.OnFluidCompletions((at + w.CondQuantile(q)) * 1000, n * w.p_wait / kPoints);
+    over += w.Tail(slo_s - at) / kPoints;  // Tail is 1 below 0: the burst alone is over
+  }
+  metrics.OnFluidOverSlo(n * over);
+}
+
 }  // namespace
 
 bool Engine::FluidEligible(const Function& f) const {
@@ -156,97 +254,55 @@ double Engine::FluidShare(const Instance& inst, double* slow) const {
 }
 
 // Serves `n` arrivals of a window of `window_s` seconds on the `active` instances (see the file
-// comment). Batches adapt to the load: the mean batch b is what an instance collects while the
-// oldest request waits max_queue_delay (light load) or while requests queue (1 + lambda_i x Wq
-// at b, a fixed point found by bisection over a fractional b, latency interpolated).
+// comment and FluidBatches above).
 void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s) {
   Function& f = fns_[fn];
-  const absl::Time now = env_.Now();
   const int c = static_cast<int>(active.size());
-  double share = 0, slow = 0;
+  FluidBatches m;
+  m.work.model = f.model->latency;
+  m.time_quota = f.quota.time_quota;
   for (int32_t id : active) {
     double sl = 1;
-    share += FluidShare(*instances_[id], &sl);
-    slow += sl;
+    m.share += FluidShare(*instances_[id], &sl) / c;
+    m.slow += sl / c;
   }
-  share /= c;
-  slow /= c;
-  WorkItem w;
-  w.model = f.model->latency;
-  const double tq = f.quota.time_quota;
-  auto latency = [&](int b) {
-    w.batch = b;
-    return w.SecondsAt(std::min(1.0, share), tq) * slow;
-  };
-  auto latency_at = [&](double b) {
-    const int lo = static_cast<int>(b);
-    const double l = latency(lo);
-    return b - lo < 1e-9 ? l : l + (b - lo) * (latency(lo + 1) - l);
-  };
+  m.share = std::min(1.0, m.share);
   const double lambda = static_cast<double>(n) / window_s;
-  const double li = lambda / c;
-  // Within a window arrivals count as Poisson: the source's burstiness is in the window counts
-  // (DrawCount's variance); inside a window, bursts of a bursty renewal process mostly arrive
-  // within max_queue_delay of each other and leave as one batch.
-  constexpr double ca2 = 1.0;
-  const double delay = absl::ToDoubleSeconds(f.config->max_queue_delay);
-  const int max_b = f.max_batch;
-  auto wait_at = [&](double b) {
-    const double l = latency_at(b);
-    return ApproxWait(c, lambda, l / b, ca2, 0.0, l);
-  };
-  // > 0 while a batch of b is smaller than what queues for it.
-  auto gap = [&](double b) {
-    const QueueWait q = wait_at(b);
-    return q.stable ? 1 + li * q.mean_wait_s - b : 1e9;
-  };
-  double b = std::clamp(1 + li * delay, 1.0, static_cast<double>(max_b));
-  if (gap(b) > 0) {
-    double lo = b, hi = max_b;
-    if (gap(hi) > 0) {
-      b = hi;
-    } else {
-      for (int it = 0; it < 14; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        (gap(mid) > 0 ? lo : hi) = mid;
-      }
-      b = hi;
-    }
-  }
-  const double lat = latency_at(b);
-  const QueueWait qw = wait_at(b);
-  const double lat_full = latency(max_b);
-  const double cap_rps = c * max_b / lat_full;
+  // Bursts: a compound Poisson process of geometric clusters of mean size m has an index of
+  // dispersion 2m - 1; matching a renewal process's (CV^2) gives m = (CV^2 + 1) / 2.
+  const double cv = f.arrivals->InterArrivalCv();
+  const double burst = cv > 1 ? (cv * cv + 1) / 2 : 1.0;
+  const FluidWindowStats st =
+      m.Solve(c, lambda, absl::ToDoubleSeconds(f.config->max_queue_delay), f.max_batch, burst);
   const double slo_s = absl::ToDoubleSeconds(f.config->slo);
   const double nd = static_cast<double>(n);
   double rho = 0, sojourn = 0;
-  if (f.fluid_backlog > 0 || lambda >= 0.98 * cap_rps || !qw.stable) {
+  if (f.fluid_backlog > 0 || !st.stable) {
     // Saturated (or clearing a backlog): full batches, FIFO behind what is queued.
     const double before = f.fluid_backlog;
-    f.fluid_backlog = std::max(0.0, before + nd - cap_rps * window_s);
+    f.fluid_backlog = std::max(0.0, before + nd - st.cap_rps * window_s);
     if (f.fluid_backlog < 1)
       f.fluid_backlog = 0;
     const double queued = 0.5 * (before + f.fluid_backlog);
-    sojourn = lat_full + queued / cap_rps;
+    sojourn = st.full_batch_s + queued / st.cap_rps;
     f.metrics.OnFluidCompletions(sojourn * 1000, nd);
     f.metrics.OnFluidOverSlo(sojourn > slo_s ? nd : 0.0);
     f.fluid_queued = queued;
-    rho = std::min(1.0, (before + nd) / (cap_rps * window_s));
+    rho = std::min(1.0, (before + nd) / (st.cap_rps * window_s));
   } else {
-    const double close = b < max_b ? delay : std::min(delay, (max_b - 1) / std::max(li, 1e-9));
-    const double base = close * (b + 1) / (2 * b) + lat;
-    f.metrics.OnFluidCompletions(base * 1000, nd * (1 - qw.p_wait));
-    for (int k = 0; k < kTailPoints; ++k) {
-      const double wait = qw.CondQuantile((k + 0.5) / kTailPoints);
-      f.metrics.OnFluidCompletions((base + wait) * 1000, nd * qw.p_wait / kTailPoints);
-    }
-    f.metrics.OnFluidOverSlo(nd * qw.Tail(slo_s - base));
-    f.fluid_queued = lambda * qw.mean_wait_s;
-    rho = std::min(1.0, li * lat / b);
-    sojourn = base + qw.mean_wait_s;
+    RecordFluidLatencies(f.metrics, st, nd, slo_s);
+    f.fluid_queued = st.lambda * (st.wait.mean_wait_s + st.burst_s / 2);
+    rho = st.busy;
+    sojourn = st.base_s + st.burst_s / 2 + st.wait.mean_wait_s;
   }
-  // Idle memory: an instance has nothing outstanding a fraction exp(-li x sojourn) of the window
-  // (M/G/inf); it counts as busy first, idle after (idle_since moves into the window).
+  FluidIdle(active, st.lambda / c, sojourn, rho, window_s);
+}
+
+// Idle memory: an instance has nothing outstanding a fraction exp(-lambda_i x sojourn) of the
+// window (M/G/inf); it counts as busy first, idle after (idle_since moves into the window).
+void Engine::FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
+                       double window_s) {
+  const absl::Time now = env_.Now();
   const double idle = rho >= 1 ? 0.0 : std::exp(-li * sojourn);
   const absl::Time busy_until = now + absl::Seconds(window_s * (1 - idle));
   for (int32_t id : active) {
