@@ -100,7 +100,7 @@ class Engine : public GpuShareModel::Listener {
     // Fluid mode (fluid.cc): modelled per sample window while it has an active warm instance.
     bool fluid = false;
     bool fluid_generated = false;  // window counts generated from the source (next_arrival)
-    bool fluid_next_primed = false;
+    bool fluid_next_primed = false;  // next_arrival drawn (generated counts)
     double fluid_backlog = 0;  // requests fluid windows could not serve yet
     double fluid_queued = 0;   // mean requests waiting in its last fluid window
     std::vector<absl::Time> fluid_pending;  // arrivals of a window run exactly, ascending

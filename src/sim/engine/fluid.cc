@@ -1,15 +1,17 @@
 // Fluid mode (sim_config.h: FluidConfig; approximate, opt-in): a busy function is simulated per
 // sample window instead of per request while it has a warm instance holding its share. At each
-// sample the window [now, now + interval) gets its arrival count drawn from the source
-// (ArrivalSource::DrawCount); the count reaches the scaler at the next sample exactly as counted
-// arrivals do. The active instances serve it as a GI/G/c queue (fluid_queue.h) whose server time
-// is the batch latency at each instance's expected share over the batch size; latencies go to a
+// sample the window [now, now + interval) gets its arrival count, drawn from the source
+// (ArrivalSource::DrawCount) or, below FluidConfig::generate_below_rps, generated from it without
+// events; the count reaches the scaler at the next sample exactly as counted arrivals do. The
+// active instances serve it as a GI/G/c queue (fluid_queue.h) whose server time is the batch
+// latency at the instances' expected share over the batch size (FluidBatches); latencies go to a
 // histogram, SLO violations are the queue's tail beyond the SLO, idle memory the time with
 // nothing outstanding (M/G/inf), and the busy fraction is what co-runners see. The instances are
 // placed, started, parked and drained by the same code as in exact runs; they start no work in
 // the GPU share model, so a GPU whose residents are all fluid needs no vertical-controller tick.
 // A window with no active instance (scaled to zero, loading, all parked) runs exactly: its
-// arrivals are spread uniformly over it and take the request path (gateway, cold start, unpark).
+// arrivals (generated, or spread uniformly over it when drawn) take the request path (gateway,
+// cold start, unpark).
 #include <algorithm>
 #include <cmath>
 #include <vector>
