@@ -250,6 +250,7 @@ class Engine : public GpuShareModel::Listener {
   void FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
                  double window_s);
   void ScheduleFluidArrival(int fn);
+  int FluidQueuedNow(const Function& f);
   // Share and interference slowdown a fluid instance can expect on its first GPU.
   double FluidShare(const Instance& inst, double* slow) const;
 

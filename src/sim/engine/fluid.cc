@@ -34,6 +34,7 @@ struct FluidWindowStats {
   double cap_rps = 0;       // capacity at full batches, all instances
   double full_batch_s = 0;  // time of a full batch
   double base_s = 0;        // batch formation + the batch's own time
+  double form_s = 0;        // batch formation alone
   double burst_s = 0;       // a burst's own later batches: uniform on [0, burst_s]
   double busy = 0;          // fraction of time an instance executes
   QueueWait wait;           // waiting for a busy instance
@@ -100,7 +101,8 @@ struct FluidBatches {
     st.stable = st.wait.stable && lambda < 0.98 * st.cap_rps;
     const double lat = LatencyAt(b);
     const double close = b < max_b ? delay : std::min(delay, (max_b - 1) / std::max(li, 1e-9));
-    st.base_s = close * (b + 1) / (2 * b) + lat;
+    st.form_s = close * (b + 1) / (2 * b);
+    st.base_s = st.form_s + lat;
     st.burst_s = std::max(0.0, part / max_b - 1) * st.full_batch_s;
     st.busy = std::min(1.0, li * lat / b);
     return st;
@@ -219,6 +221,13 @@ int64_t Engine::TakeWindowArrivals(int fn, absl::Time end, bool times) {
   return n;
 }
 
+// What a sample sees queued of a fluid function at an instant: a Poisson draw around the last
+// window's mean (the exact engine's instantaneous count fluctuates so, and concurrency-driven
+// scalers react to its spikes), plus the backlog.
+int Engine::FluidQueuedNow(const Function& f) {
+  return static_cast<int>(fluid_rng_->Poisson(f.fluid_queued) + std::llround(f.fluid_backlog));
+}
+
 void Engine::ScheduleFluidArrival(int fn) {
   Function& f = fns_[fn];
   if (f.fluid_next >= f.fluid_pending.size())
@@ -293,7 +302,9 @@ void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, d
     rho = std::min(1.0, (before + nd) / (st.cap_rps * window_s));
   } else {
     RecordFluidLatencies(f.metrics, st, nd, slo_s);
-    f.fluid_queued = st.lambda * (st.wait.mean_wait_s + st.burst_s / 2);
+    // Requests sitting in queues at an instant: those forming a batch, behind their burst's
+    // earlier batches or waiting for a busy instance (Little's law).
+    f.fluid_queued = st.lambda * (st.form_s + st.burst_s / 2 + st.wait.mean_wait_s);
     rho = st.busy;
     sojourn = st.base_s + st.burst_s / 2 + st.wait.mean_wait_s;
   }

@@ -45,7 +45,8 @@ bool Engine::SampleFunction(int fn, double rps) {
   s.queued = static_cast<int>(f.gateway.held.size());
   for (int32_t id : f.deployed)
     s.queued += static_cast<int>(instances_[id]->queue.size());
-  s.queued += static_cast<int>(std::lround(f.fluid_queued + f.fluid_backlog));  // fluid mode
+  if (f.fluid)  // fluid mode: a snapshot of the window's mean queue (FluidQueuedNow, fluid.cc)
+    s.queued += FluidQueuedNow(f);
   if (f.hybrid != nullptr) {
     f.hybrid->Observe(s);
   } else {
