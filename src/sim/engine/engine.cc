@@ -273,10 +273,13 @@ absl::Status Engine::StartRun() {
       }
     }
   }
+  InitFluid();
   for (size_t i = 0; i < fns_.size(); ++i) {
-    if (!fns_[i].is_training())
+    if (!fns_[i].is_training() && !fns_[i].fluid)
       ScheduleNextArrival(static_cast<int>(i));
   }
+  if (!fluid_fns_.empty())
+    env_.RunAt(start_, [this] { FluidWindows(); });
   env_.RunAt(horizon_, [this] { OnHorizon(); });  // before the sample due at the horizon
   env_.RunAt(start_ + config_.sample_interval, [this] { Sample(); });
   return absl::OkStatus();
@@ -298,7 +301,8 @@ RunResult Engine::Collect() {
   int64_t requests = 0;
   for (size_t i = 0; i < fns_.size(); ++i) {
     Function& f = fns_[i];
-    f.metrics.OnDrop(unfinished[i] + static_cast<int64_t>(f.gateway.held.size()));
+    f.metrics.OnDrop(unfinished[i] + static_cast<int64_t>(f.gateway.held.size()) +
+                     std::llround(f.fluid_backlog));
     if (f.is_training())
       SummarizeTraining(static_cast<int>(i));
     FunctionResult r = f.metrics.Summarize(f.config->name, config_.horizon);

@@ -97,6 +97,14 @@ class Engine : public GpuShareModel::Listener {
     bool pipeline_scaled = false;
     // In the sample list (Sample visits it); false while its scaler skips quiet samples.
     bool sampled = true;
+    // Fluid mode (fluid.cc): modelled per sample window while it has an active warm instance.
+    bool fluid = false;
+    bool fluid_generated = false;  // window counts generated from the source (next_arrival)
+    bool fluid_next_primed = false;  // next_arrival drawn (generated counts)
+    double fluid_backlog = 0;  // requests fluid windows could not serve yet
+    double fluid_queued = 0;   // mean requests waiting in its last fluid window
+    std::vector<absl::Time> fluid_pending;  // arrivals of a window run exactly, ascending
+    size_t fluid_next = 0;                  // next of fluid_pending to schedule
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -227,6 +235,23 @@ class Engine : public GpuShareModel::Listener {
   void FinishIteration(Instance& inst);
   void SummarizeTraining(int fn);
 
+  // Fluid mode (fluid.cc; sim_config.h: FluidConfig).
+  void InitFluid();
+  bool FluidEligible(const Function& f) const;
+  // Every fluid function's window [now, now + sample interval): counted and modelled, or its
+  // arrivals scheduled exactly when no warm instance holds its share.
+  void FluidWindows();
+  void FluidWindow(int fn, absl::Time end);
+  // Arrivals of fn in [now, end): generated or drawn; their times in fluid_pending if `times`.
+  int64_t TakeWindowArrivals(int fn, absl::Time end, bool times);
+  void ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s);
+  void FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
+                 double window_s);
+  void ScheduleFluidArrival(int fn);
+  int FluidQueuedNow(const Function& f);
+  // Share and interference slowdown a fluid instance can expect on its first GPU.
+  double FluidShare(const Instance& inst, double* slow) const;
+
   // Event log (no-op when log_ is null).
   template <typename... Args>
   void Log(int fn, const Args&... args);
@@ -266,6 +291,9 @@ class Engine : public GpuShareModel::Listener {
   HeldMeter total_held_;               // all functions' held GPU time (large fleets' timeline)
   std::vector<int> sample_list_;       // functions Sample visits, ascending
   std::vector<int> sample_adds_;       // functions to merge back in (arrivals since)
+  std::vector<int> fluid_fns_;         // fluid functions, ascending
+  std::vector<double> fluid_rho_;      // per instance: busy fraction in its last fluid window
+  std::optional<Rng> fluid_rng_;       // fluid windows run exactly: their arrival times
   absl::Status error_;
   bool ran_ = false;
 };

@@ -71,15 +71,23 @@ FunctionResult FunctionMetrics::Summarize(const std::string& name, absl::Duratio
       requests_ == 0 ? 0 : cold_start_wait_s_ * 1000 / static_cast<double>(requests_);
   r.parks = parks_;
   r.unparks = unparks_;
-  // Three selections instead of a sort: O(n) each, on a shrinking suffix.
   std::vector<double> v = latency_ms_;
-  r.p50_ms = Select(v, 0, 0.50);
-  r.p95_ms = Select(v, RankIndex(v.size(), 0.50), 0.95);
-  r.p99_ms = Select(v, RankIndex(v.size(), 0.95), 0.99);
-  r.mean_ms = v.empty() ? 0 : sum_ms_ / static_cast<double>(v.size());
-  r.svr = requests_ == 0
-              ? 0
-              : static_cast<double>(over_slo_ + dropped_) / static_cast<double>(requests_);
+  if (fluid_.empty()) {
+    // Three selections instead of a sort: O(n) each, on a shrinking suffix.
+    r.p50_ms = Select(v, 0, 0.50);
+    r.p95_ms = Select(v, RankIndex(v.size(), 0.50), 0.95);
+    r.p99_ms = Select(v, RankIndex(v.size(), 0.95), 0.99);
+    r.mean_ms = v.empty() ? 0 : sum_ms_ / static_cast<double>(v.size());
+  } else {
+    std::sort(v.begin(), v.end());
+    r.p50_ms = MergedPercentile(v, fluid_, 0.50);
+    r.p95_ms = MergedPercentile(v, fluid_, 0.95);
+    r.p99_ms = MergedPercentile(v, fluid_, 0.99);
+    r.mean_ms = (sum_ms_ + fluid_.sum_ms()) / (static_cast<double>(v.size()) + fluid_.total());
+  }
+  r.svr = requests_ == 0 ? 0
+                         : (static_cast<double>(over_slo_ + dropped_) + fluid_over_slo_) /
+                               static_cast<double>(requests_);
   const double horizon_s = absl::ToDoubleSeconds(horizon);
   r.throughput_rps = horizon_s > 0 ? static_cast<double>(r.completed) / horizon_s : 0;
   r.training_iters_per_s = iters_per_s_;

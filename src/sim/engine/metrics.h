@@ -5,7 +5,8 @@
 //
 // Definitions (also in src/sim/engine/README.md):
 //  - latency = completion - arrival; percentiles are exact nearest-rank over every completed
-//    request (the latencies are stored: 8 bytes per request, fine up to tens of millions);
+//    request (the latencies are stored: 8 bytes per request, fine up to tens of millions); in
+//    fluid mode (sim_config.h) fluid windows add a 1 %-bucket histogram, merged in;
 //  - SVR = (completed with latency > SLO + dropped) / arrivals;
 //  - throughput = completions / horizon;
 //  - GPU-seconds = integral over [0, horizon] of the sum over active GPUs of
@@ -24,6 +25,7 @@
 #ifndef SLUICE_SIM_ENGINE_METRICS_H_
 #define SLUICE_SIM_ENGINE_METRICS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -33,6 +35,7 @@
 
 #include "core/resource/cluster.h"
 #include "core/resource/fragmentation.h"
+#include "sim/engine/latency_histogram.h"
 #include "sim/engine/sim_config.h"
 
 namespace sluice::sim {
@@ -46,6 +49,11 @@ class FunctionMetrics {
 
   void OnArrival() { ++requests_; }
   void OnCompletion(absl::Duration latency);
+  // Fluid mode: `n` arrivals counted in a window; `weight` completions of latency `ms` of which
+  // `over_slo` (<= weight) exceeded the SLO (fractions: a queueing approximation's expectation).
+  void OnArrivals(int64_t n) { requests_ += n; }
+  void OnFluidCompletions(double ms, double weight) { fluid_.Add(ms, weight); }
+  void OnFluidOverSlo(double over_slo) { fluid_over_slo_ += over_slo; }
   void OnDrop(int64_t n) { dropped_ += n; }
   void OnColdStart() { ++cold_starts_; }
   void OnVerticalScaling() { ++vertical_scalings_; }
@@ -60,7 +68,9 @@ class FunctionMetrics {
   }
 
   int64_t requests() const { return requests_; }
-  int64_t completed() const { return static_cast<int64_t>(latency_ms_.size()); }
+  int64_t completed() const {
+    return static_cast<int64_t>(latency_ms_.size()) + std::llround(fluid_.total());
+  }
   int64_t cold_starts() const { return cold_starts_; }
   int64_t vertical_scalings() const { return vertical_scalings_; }
   int64_t rejected_actions() const { return rejected_actions_; }
@@ -85,6 +95,8 @@ class FunctionMetrics {
   double iters_per_s_ = 0;
   double jct_s_ = 0;
   std::vector<double> latency_ms_;
+  LatencyHistogram fluid_;      // fluid windows' latencies (empty in exact runs)
+  double fluid_over_slo_ = 0;  // fluid windows' expected requests over the SLO
 };
 
 // GPU time held by a set of instances and its price, integrated over [start, end]. Both rates are

@@ -45,6 +45,8 @@ bool Engine::SampleFunction(int fn, double rps) {
   s.queued = static_cast<int>(f.gateway.held.size());
   for (int32_t id : f.deployed)
     s.queued += static_cast<int>(instances_[id]->queue.size());
+  if (f.fluid)  // fluid mode: a snapshot of the window's mean queue (FluidQueuedNow, fluid.cc)
+    s.queued += FluidQueuedNow(f);
   if (f.hybrid != nullptr) {
     f.hybrid->Observe(s);
   } else {
@@ -82,6 +84,7 @@ void Engine::Sample() {
   }
   sample_list_.resize(kept);
   SamplePipelines(rps);
+  FluidWindows();  // the next window of fluid functions (no-op without any)
   double cost = 0;
   std::vector<int> counts;
   if (per_function) {

@@ -121,6 +121,23 @@ struct PipelineConfig {
   std::vector<double> slo_multipliers;
 };
 
+// Fluid mode (issue 13; approximate, opt-in with a top-level `fluid:` block): inference functions
+// whose arrival source's mean rate is at least `min_mean_rps` (and that the engine can model so:
+// not training, not pipeline stages, not LLMs, no hybrid scaler, no exponential service, a source
+// that draws window counts) are simulated per sample window instead of per request while they have
+// a warm instance holding its share: the window's arrival count is drawn, latency and SLO
+// violations come from a queueing approximation (src/sim/engine/fluid_queue.h) and are stored as a
+// histogram. Windows with no such instance run the exact request path. docs/PERFORMANCE.md has the
+// validation against the exact engine.
+struct FluidConfig {
+  bool enabled = false;
+  double min_mean_rps = 1.0;  // > 0
+  // Fluid functions below this mean rate count each window's arrivals by generating them from
+  // the source (the renewal process's idle gaps, which the parking / keep-alive histograms learn,
+  // stay exact; no events); at or above it the count is drawn (DrawCount). >= 0.
+  double generate_below_rps = 2.0;
+};
+
 struct SimConfig {
   std::string experiment;
   uint64_t seed = 1;
@@ -142,6 +159,7 @@ struct SimConfig {
   // unset: the engine derives one from `cluster` (documented in the engine README).
   std::optional<core::net::ClusterNetSpec> network;
   bool report_theory_mm1 = false;        // validation: add theory_mean_ms
+  FluidConfig fluid;                     // disabled by default: the exact engine
 };
 
 struct FunctionResult {

@@ -45,6 +45,23 @@ absl::Status ParseColdStart(const StrictMap& top, ColdStartConfig& cs) {
   return absl::OkStatus();
 }
 
+// `fluid: {min_mean_rps: R[, generate_below_rps: G]}` turns the approximate fluid mode on
+// (sim_config.h: FluidConfig).
+absl::Status ParseFluid(const StrictMap& top, FluidConfig& fluid) {
+  if (!top.Has("fluid")) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(top.Get("fluid"), top.file(), "fluid",
+                                                         {"min_mean_rps",
+                                                          "generate_below_rps"}));
+  if (!m.Has("min_mean_rps")) return m.ErrorAt("min_mean_rps", "required field is missing");
+  SLUICE_ASSIGN_OR_RETURN(fluid.min_mean_rps,
+                          m.Double("min_mean_rps", Range::kPositive, fluid.min_mean_rps));
+  SLUICE_ASSIGN_OR_RETURN(fluid.generate_below_rps,
+                          m.Double("generate_below_rps", Range::kNonNegative,
+                                   fluid.generate_below_rps));
+  fluid.enabled = true;
+  return absl::OkStatus();
+}
+
 // The keys of a policy map: name, label, and everything else as the policy's own params.
 absl::Status ReadPolicyMap(const YAML::Node& node, const std::string& field,
                            const std::string& file, PolicyConfig& p, YAML::Node& name_node) {
@@ -267,6 +284,7 @@ absl::Status ParseRunSettings(const StrictMap& top, const std::string& path, Sim
                                                    absl::ToDoubleSeconds(c.drain_timeout)));
   c.drain_timeout = absl::Seconds(drain);
   SLUICE_ASSIGN_OR_RETURN(c.report_theory_mm1, top.Bool("report_theory_mm1", false));
+  SLUICE_RETURN_IF_ERROR(ParseFluid(top, c.fluid));
   return ParseColdStart(top, c.cold_start);
 }
 
@@ -278,7 +296,7 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
                         {"experiment", "kind", "description", "seed", "horizon_s",
                          "sample_interval_s", "drain_timeout_s", "report_theory_mm1", "cluster",
                          "cold_start", "profiler", "functions", "policies", "workloads",
-                         "slo_sweep", "network"}));
+                         "slo_sweep", "network", "fluid"}));
   LoadedExperiment out;
   SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));

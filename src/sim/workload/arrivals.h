@@ -34,6 +34,17 @@ class ArrivalSource {
   // Mean rate in requests/s over the source's span if known (Poisson/Gamma: rate; series and
   // traces: total arrivals in the window / window length, after `scale`), else 0.
   virtual double MeanRate() const = 0;
+  // Fluid mode (the engine's approximate model of busy functions): the number of arrivals in
+  // [from, to), drawn from the process's rate over the window and its count variance instead of
+  // generating each arrival; nullopt when the source cannot (the engine then keeps the function
+  // exact). Windows must be asked for in increasing order; a source asked for counts must not be
+  // asked for Next() afterwards (their random streams are shared).
+  virtual std::optional<int64_t> DrawCount(absl::Time /*from*/, absl::Time /*to*/) {
+    return std::nullopt;
+  }
+  // Coefficient of variation of the inter-arrival times (1 for Poisson); used by fluid mode's
+  // queue approximation.
+  virtual double InterArrivalCv() const { return 1.0; }
 };
 
 // A well-mixed 64-bit seed for stream `stream` of run seed `seed` (SplitMix64 of both). The

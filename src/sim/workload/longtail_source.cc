@@ -48,7 +48,7 @@ class TimerSource final : public ArrivalSource {
 class DiurnalRenewalSource final : public ArrivalSource {
  public:
   DiurnalRenewalSource(const LongTailArrivals& p, uint64_t seed, const ReplayWindow& window)
-      : rate_(p.rate_rps), amp_(p.diurnal_amplitude),
+      : rate_(p.rate_rps), cv_(p.cv), amp_(p.diurnal_amplitude),
         peak_(absl::ToDoubleSeconds(p.diurnal_peak)), window_(window), rng_(seed),
         end_(window.end()), exponential_(std::abs(p.cv - 1.0) < 1e-12) {
     SLUICE_CHECK(p.rate_rps >= 0 && p.cv > 0 && amp_ >= 0 && amp_ < 1);
@@ -74,6 +74,18 @@ class DiurnalRenewalSource final : public ArrivalSource {
   }
 
   double MeanRate() const override { return rate_; }
+  double InterArrivalCv() const override { return cv_; }
+
+  // Expected count = rate x (G(t1) - G(t0)) in source seconds (the diurnal curve's integral).
+  std::optional<int64_t> DrawCount(absl::Time from, absl::Time to) override {
+    from = std::max(from, window_.start);
+    to = std::min(to, end_);
+    if (rate_ <= 0 || to <= from)
+      return 0;
+    const double t0 = window_.offset_s + absl::ToDoubleSeconds(from - window_.start);
+    const double t1 = t0 + absl::ToDoubleSeconds(to - from);
+    return DrawRenewalCount(rng_, rate_ * (G(t1) - G(t0)), exponential_ ? 1.0 : cv_);
+  }
 
  private:
   static constexpr double kW = 2 * std::numbers::pi / kDay;
@@ -107,6 +119,7 @@ class DiurnalRenewalSource final : public ArrivalSource {
   }
 
   const double rate_;
+  const double cv_;
   const double amp_;
   const double peak_;
   const ReplayWindow window_;

@@ -1,6 +1,7 @@
 // Marsaglia-Tsang gamma and polar normal on top of mt19937_64's standardised output.
 #include "sim/workload/random.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sluice::sim {
@@ -58,6 +59,35 @@ double Rng::Gamma(double shape, double scale) {
       return d * v * scale;
     }
   }
+}
+
+int64_t Rng::Poisson(double mean) {
+  if (mean <= 0)
+    return 0;
+  if (mean < 30) {
+    const double limit = std::exp(-mean);
+    int64_t k = 0;
+    double prod = UniformPositive();
+    while (prod > limit) {
+      ++k;
+      prod *= UniformPositive();
+    }
+    return k;
+  }
+  return std::max<int64_t>(0, std::llround(mean + std::sqrt(mean) * Normal()));
+}
+
+int64_t DrawRenewalCount(Rng& rng, double mean, double cv) {
+  if (mean <= 0)
+    return 0;
+  const double cv2 = cv * cv;
+  if (std::abs(cv2 - 1.0) < 1e-9)
+    return rng.Poisson(mean);
+  if (cv2 > 1.0) {
+    const double shape = mean / (cv2 - 1.0);
+    return rng.Poisson(rng.Gamma(shape, mean / shape));
+  }
+  return std::max<int64_t>(0, std::llround(mean + cv * std::sqrt(mean) * rng.Normal()));
 }
 
 }  // namespace sluice::sim

@@ -29,10 +29,20 @@ class Rng {
   // Gamma(shape k > 0, scale theta > 0), mean k * theta, by Marsaglia and Tsang (2000); for k < 1
   // the boost Gamma(k + 1) * U^(1/k) is used.
   double Gamma(double shape, double scale);
+  // Poisson with the given mean (>= 0): Knuth's product method below 30, else the normal
+  // approximation rounded (and kept >= 0). Approximate above 30 (fluid mode's counts only).
+  int64_t Poisson(double mean);
 
  private:
   std::mt19937_64 engine_;  // its output sequence is fixed by the C++ standard
 };
+
+// Arrivals in a window of a renewal process with inter-arrival CV `cv` whose expected count is
+// `mean` (>= 0), for the engine's fluid mode: the count's variance is cv^2 x mean (the renewal
+// count's asymptotic variance). cv == 1: Poisson; cv > 1: negative binomial (a Poisson of a
+// Gamma-distributed mean, shape mean / (cv^2 - 1)); cv < 1: a normal of that variance, rounded
+// and kept >= 0.
+int64_t DrawRenewalCount(Rng& rng, double mean, double cv);
 
 }  // namespace sluice::sim
 

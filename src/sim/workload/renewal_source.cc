@@ -1,4 +1,5 @@
 // Poisson and Gamma renewal processes (MakeRenewalSource in sources.h).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -13,7 +14,7 @@ class RenewalSource final : public ArrivalSource {
  public:
   RenewalSource(RenewalKind kind, double rate_rps, double cv, uint64_t seed,
                 const ReplayWindow& window)
-      : kind_(kind), rate_(rate_rps), window_(window), rng_(seed), end_(window.end()) {
+      : kind_(kind), rate_(rate_rps), cv_(cv), window_(window), rng_(seed), end_(window.end()) {
     SLUICE_CHECK(rate_rps >= 0 && cv > 0);
     // Gamma with shape k has CV 1/sqrt(k); scale 1/(rate k) keeps the mean at 1/rate.
     shape_ = 1.0 / (cv * cv);
@@ -46,10 +47,21 @@ class RenewalSource final : public ArrivalSource {
   }
 
   double MeanRate() const override { return rate_; }
+  double InterArrivalCv() const override { return cv_; }
+
+  std::optional<int64_t> DrawCount(absl::Time from, absl::Time to) override {
+    from = std::max(from, window_.start);
+    to = std::min(to, end_);
+    if (rate_ <= 0 || to <= from)
+      return 0;
+    return DrawRenewalCount(rng_, rate_ * absl::ToDoubleSeconds(to - from),
+                            kind_ == RenewalKind::kExponential ? 1.0 : cv_);
+  }
 
  private:
   const RenewalKind kind_;
   const double rate_;
+  const double cv_;
   const ReplayWindow window_;
   Rng rng_;
   const absl::Time end_;
