@@ -101,12 +101,7 @@ TEST_F(ControllerPipelineTest, StagesDeployRouteAndScaleUnderThePipelineScaler) 
 // (core::ScaleOutOrder, the simulator's order), not the lower stage index.
 TEST_F(ControllerPipelineTest, ScaleOutsCompetingForTheLastGpuGoToTheMostCongestedStage) {
   std::shared_ptr<PipelineScript> script = RegisterFakePipelinePolicy();
-  agent_.reset();
-  auto agent = FakeAgent::Start(1, int64_t{16} << 30, model_);
-  ASSERT_TRUE(agent.ok()) << agent.status();
-  agent_ = *std::move(agent);
-  options_.agents = {agent_->url()};
-  StartDaemon();
+  ASSERT_NO_FATAL_FAILURE(StartWithAgentOf(1));
   ASSERT_EQ(Deploy(PipelineYaml("pc", "test-pipeline")).status, 201);
   ASSERT_TRUE(WaitFor([&] { return Describe("pc").value("state", "") == "ready"; }))
       << Describe("pc").dump();
@@ -139,12 +134,7 @@ TEST_F(ControllerPipelineTest, ScaleOutsCompetingForTheLastGpuGoToTheMostCongest
 // The real `quart` set (core/registry, QUART's key-stage scaler and placement; whole GPUs per
 // stage replica) on a 6-GPU agent: the congested stage gets the most replicas.
 TEST_F(ControllerPipelineTest, QuartScalesTheCongestedStageMost) {
-  agent_.reset();
-  auto agent = FakeAgent::Start(6, int64_t{16} << 30, model_);
-  ASSERT_TRUE(agent.ok()) << agent.status();
-  agent_ = *std::move(agent);
-  options_.agents = {agent_->url()};
-  StartDaemon();
+  ASSERT_NO_FATAL_FAILURE(StartWithAgentOf(6));
   std::string spec = PipelineYaml("pz", "quart");
   spec = absl::StrReplaceAll(spec, {{"policy_params: {window_s: 600, phi_out: 2, phi_in: 4}\n",
                                      "policy_params: {period_s: 0.001}\n"}});

@@ -145,6 +145,15 @@ policy: )",
 
 class ControllerPipelineTest : public ControllerTest {
  protected:
+  // Replaces the fixture's agent by one with `gpus` GPUs of 16 GiB, then starts the daemon.
+  void StartWithAgentOf(int gpus) {
+    agent_.reset();
+    auto agent = FakeAgent::Start(gpus, int64_t{16} << 30, model_);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = *std::move(agent);
+    options_.agents = {agent_->url()};
+    StartDaemon();
+  }
   // The stage's min = 1 instance is routed. A stage that turned ready while the other stages'
   // profiling instances still held the GPUs is unschedulable until something asks again: a
   // wake, as the gateway's first request would send.
