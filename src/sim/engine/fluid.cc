@@ -126,6 +126,24 @@ void RecordFluidLatencies(FunctionMetrics& metrics, const FluidWindowStats& st, 
   metrics.OnFluidOverSlo(n * over);
 }
 
+// A saturated window (or one clearing a backlog): full batches, FIFO behind what is queued.
+// Moves `backlog` on by the window; the window's sojourn, busy fraction and mean queue.
+struct SaturatedWindow {
+  double sojourn_s = 0, rho = 0, queued = 0;
+};
+SaturatedWindow ServeSaturated(double& backlog, const FluidWindowStats& st, double n,
+                               double window_s) {
+  const double before = backlog;
+  backlog = std::max(0.0, before + n - st.cap_rps * window_s);
+  if (backlog < 1)
+    backlog = 0;
+  SaturatedWindow w;
+  w.queued = 0.5 * (before + backlog);
+  w.sojourn_s = st.full_batch_s + w.queued / st.cap_rps;
+  w.rho = std::min(1.0, (before + n) / (st.cap_rps * window_s));
+  return w;
+}
+
 }  // namespace
 
 bool Engine::FluidEligible(const Function& f) const {
@@ -289,17 +307,12 @@ void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, d
   const double nd = static_cast<double>(n);
   double rho = 0, sojourn = 0;
   if (f.fluid_backlog > 0 || !st.stable) {
-    // Saturated (or clearing a backlog): full batches, FIFO behind what is queued.
-    const double before = f.fluid_backlog;
-    f.fluid_backlog = std::max(0.0, before + nd - st.cap_rps * window_s);
-    if (f.fluid_backlog < 1)
-      f.fluid_backlog = 0;
-    const double queued = 0.5 * (before + f.fluid_backlog);
-    sojourn = st.full_batch_s + queued / st.cap_rps;
-    f.metrics.OnFluidCompletions(sojourn * 1000, nd);
-    f.metrics.OnFluidOverSlo(sojourn > slo_s ? nd : 0.0);
-    f.fluid_queued = queued;
-    rho = std::min(1.0, (before + nd) / (st.cap_rps * window_s));
+    const SaturatedWindow w = ServeSaturated(f.fluid_backlog, st, nd, window_s);
+    f.metrics.OnFluidCompletions(w.sojourn_s * 1000, nd);
+    f.metrics.OnFluidOverSlo(w.sojourn_s > slo_s ? nd : 0.0);
+    f.fluid_queued = w.queued;
+    rho = w.rho;
+    sojourn = w.sojourn_s;
   } else {
     RecordFluidLatencies(f.metrics, st, nd, slo_s);
     // Requests sitting in queues at an instant: those forming a batch, behind their burst's
