@@ -78,6 +78,19 @@ absl::Status ValidateRebalance(const QuartConfig& c) {
   return absl::OkStatus();
 }
 
+// A measured rate as a load: a non-finite or negative one counts as 0.
+double CleanRate(double rps) {
+  return std::isfinite(rps) ? std::max(0.0, rps) : 0.0;
+}
+
+// The stable floor floor(rps / mu) + 1 at a clean rate, capped at max_replicas (in double first:
+// an absurd rate must not overflow the int); 0 when idle.
+int StableFloor(double rps, const QuartStageSpec& spec) {
+  return rps > 0 ? static_cast<int>(std::min<double>(std::floor(rps / spec.service_rps) + 1,
+                                                     spec.max_replicas))
+                 : 0;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<QuartScaler>> QuartScaler::Create(const QuartConfig& config) {
@@ -186,11 +199,7 @@ void QuartScaler::Smooth(const std::vector<StageEstimate>& est, absl::Time now, 
     // A stage scaling up this round has no surplus: 0 replicas stops its smoothing clock.
     x.replicas = d.stages[i].replica_delta > 0 ? 0 : Total(i);
     x.min_replicas = spec.min_replicas;
-    // In double first, capped: an absurd measured rate must not overflow the int.
-    const double rps = std::isfinite(s.arrival_rps) ? std::max(0.0, s.arrival_rps) : 0.0;
-    x.stable_floor = rps > 0 ? static_cast<int>(std::min<double>(
-                                   std::floor(rps / spec.service_rps) + 1, spec.max_replicas))
-                             : 0;
+    x.stable_floor = StableFloor(CleanRate(s.arrival_rps), spec);
     x.demand = ReplicasForTarget(s.arrival_rps, spec.service_rps, spec.latency_target,
                                  spec.max_replicas, d.stages[i].predicted_cv, spec.service_cv);
     x.predicted_cv = d.stages[i].predicted_cv;
@@ -290,9 +299,7 @@ void QuartScaler::FitTotal(QuartDecision& d) const {
   for (int i = 0; i < n; ++i) {
     want[i] = Total(i) + d.stages[i].replica_delta;
     sum += want[i];
-    const double rps = std::isfinite(samples_[i].arrival_rps)
-                           ? std::max(0.0, samples_[i].arrival_rps)
-                           : 0.0;
+    const double rps = CleanRate(samples_[i].arrival_rps);
     floor[i] = std::max(1.0, std::floor(rps / config_.stages[i].service_rps) + 1);
   }
   while (sum > config_.total_replicas) {
@@ -319,13 +326,10 @@ void QuartScaler::FitTotal(QuartDecision& d) const {
 // its stable floor there.
 int QuartScaler::RebalanceNeed(int i, double rps, double cv) const {
   const QuartStageSpec& spec = config_.stages[i];
-  const double clean = std::isfinite(rps) ? std::max(0.0, rps) : 0.0;
-  const double load = std::min(clean * config_.rebalance_headroom, 1e9);
-  const int floor = load > 0 ? static_cast<int>(std::min<double>(
-                                   std::floor(load / spec.service_rps) + 1, spec.max_replicas))
-                             : 0;
-  return std::max(floor, ReplicasForTarget(load, spec.service_rps, spec.latency_target,
-                                           spec.max_replicas, cv, spec.service_cv));
+  const double load = std::min(CleanRate(rps) * config_.rebalance_headroom, 1e9);
+  return std::max(StableFloor(load, spec),
+                  ReplicasForTarget(load, spec.service_rps, spec.latency_target,
+                                    spec.max_replicas, cv, spec.service_cv));
 }
 
 // What each donor keeps. Own rate: its need at its arrival rate. From the entry

@@ -1,22 +1,12 @@
-// Erlang C by the numerically stable Erlang B recursion, then Allen-Cunneen's scaling.
+// Allen-Cunneen's scaling of the M/M/c wait (core::ErlangC), with the batch-residual tail.
 #include "sim/engine/fluid_queue.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace sluice::sim {
+#include "core/quart/mmc_model.h"
 
-double ErlangC(int c, double a) {
-  if (a <= 0)
-    return 0;
-  if (c < 1 || a >= c)
-    return 1;
-  double b = 1;  // Erlang B with k servers: B_k = a B_{k-1} / (k + a B_{k-1})
-  for (int k = 1; k <= c; ++k)
-    b = a * b / (k + a * b);
-  const double rho = a / c;
-  return b / (1 - rho * (1 - b));
-}
+namespace sluice::sim {
 
 double QueueWait::Tail(double x) const {
   if (!stable || x < 0)
@@ -51,7 +41,7 @@ QueueWait ApproxWait(int c, double lambda, double service_s, double ca2, double 
     w.p_wait = 1;
     return w;
   }
-  w.p_wait = ErlangC(c, a);
+  w.p_wait = core::ErlangC(c, a);
   w.cond_mean_s = (ca2 + cs2) / 2 * service_s / (c * (1 - w.rho));
   w.mean_wait_s = w.p_wait * w.cond_mean_s;
   w.residual_s = std::min(std::max(batch_s, 0.0), 2 * w.cond_mean_s);

@@ -1,17 +1,15 @@
-// Queueing approximations for the engine's fluid mode (sim_config.h: FluidConfig): Erlang C and
-// the Allen-Cunneen GI/G/c waiting time, with an exponential tail for the fraction of requests
-// whose wait exceeds a bound. Pure functions; thread-safe. Used by fluid.cc and tests.
+// Queueing approximations for the engine's fluid mode (sim_config.h: FluidConfig): the
+// Allen-Cunneen GI/G/c waiting time (its P(wait) is core::ErlangC, core/quart/mmc_model.h),
+// with an exponential tail for the fraction of requests whose wait exceeds a bound. Pure
+// functions; thread-safe. Used by fluid.cc and tests.
 #ifndef SLUICE_SIM_ENGINE_FLUID_QUEUE_H_
 #define SLUICE_SIM_ENGINE_FLUID_QUEUE_H_
 
 namespace sluice::sim {
 
-// Probability that an arrival waits in an M/M/c queue with offered load a = lambda x service
-// (Erlang C), for c >= 1 and 0 <= a < c; 1 when a >= c.
-double ErlangC(int c, double a);
-
-// Waiting time (before service) of a GI/G/c queue by Allen-Cunneen: P(wait) = ErlangC(c, a) and,
-// given a wait, an exponential of mean (ca2 + cs2) / 2 x service / (c (1 - rho)), rho = a / c.
+// Waiting time (before service) of a GI/G/c queue by Allen-Cunneen: P(wait) =
+// core::ErlangC(c, a) and, given a wait, an exponential of mean
+// (ca2 + cs2) / 2 x service / (c (1 - rho)), rho = a / c.
 // Exact for M/M/c (ca2 = cs2 = 1); the mean is Pollaczek-Khinchine's for M/G/1.
 //
 // Batching servers (`residual_s` > 0, the time of the batch in service): a waiting request waits

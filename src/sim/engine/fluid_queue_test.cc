@@ -1,5 +1,5 @@
-// Fluid mode's queue approximation against closed forms: Erlang C, M/M/1 and M/M/c waits (exact
-// there), Pollaczek-Khinchine's M/D/1 mean, and the overload case.
+// Fluid mode's queue approximation against closed forms: P(wait) (Erlang C), M/M/1 and M/M/c
+// waits (exact there), Pollaczek-Khinchine's M/D/1 mean, and the overload case.
 #include "sim/engine/fluid_queue.h"
 
 #include <cmath>
@@ -9,13 +9,13 @@
 namespace sluice::sim {
 namespace {
 
-TEST(FluidQueueTest, ErlangCMatchesTheClosedForm) {
-  EXPECT_NEAR(ErlangC(1, 0.7), 0.7, 1e-12);  // M/M/1: P(wait) = rho
-  EXPECT_NEAR(ErlangC(2, 1.0), 1.0 / 3, 1e-12);
+TEST(FluidQueueTest, WaitProbabilityIsErlangC) {
+  EXPECT_NEAR(ApproxWait(1, 7, 0.1, 1, 1).p_wait, 0.7, 1e-12);  // M/M/1: P(wait) = rho
+  EXPECT_NEAR(ApproxWait(2, 10, 0.1, 1, 1).p_wait, 1.0 / 3, 1e-12);
   // c = 3, a = 2: (a^3 / 3!) (3 / (3 - 2)) / (1 + 2 + 2 + 4) = 4 / 9.
-  EXPECT_NEAR(ErlangC(3, 2.0), 4.0 / 9, 1e-12);
-  EXPECT_EQ(ErlangC(3, 0), 0);
-  EXPECT_EQ(ErlangC(3, 3.5), 1);
+  EXPECT_NEAR(ApproxWait(3, 20, 0.1, 1, 1).p_wait, 4.0 / 9, 1e-12);
+  EXPECT_EQ(ApproxWait(3, 0, 0.1, 1, 1).p_wait, 0);
+  EXPECT_EQ(ApproxWait(3, 35, 0.1, 1, 1).p_wait, 1);  // a = 3.5 >= c: unstable
 }
 
 TEST(FluidQueueTest, MM1AndMMcAreExact) {
