@@ -1,5 +1,5 @@
-// LazyScaler: a time-bounded window of RPS samples, recounted against the current instance count
-// at every sample (40 samples: cheaper than keeping counts valid across changes of n).
+// LazyScaler: a time-bounded window of RPS samples whose high / low counts against the current
+// instance count and capacity are kept as samples enter and leave (recounted when n changes).
 #include "core/dilu/lazy_scaler.h"
 
 #include <algorithm>
@@ -18,11 +18,34 @@ int LazyScaler::Clamp(int n) const {
   return std::clamp(n, config_.min_instances, config_.max_instances);
 }
 
+void LazyScaler::Count(const Point& p, int sign) {
+  if (counted_n_ == 0)
+    return;
+  // The same arithmetic as a full recount, so the counts never drift from it.
+  const double serving = counted_n_ * counted_cap_;
+  const double one_less = (counted_n_ - 1) * counted_cap_;
+  if (p.rps > serving)
+    counted_high_ += sign;
+  if (p.rps < one_less || (counted_n_ == 1 && p.rps <= 0))
+    counted_low_ += sign;
+}
+
+void LazyScaler::Recount(int n, double cap) {
+  counted_n_ = n;
+  counted_cap_ = cap;
+  counted_high_ = 0;
+  counted_low_ = 0;
+  for (const Point& p : window_)
+    Count(p, +1);
+}
+
 void LazyScaler::Observe(const LoadSample& sample) {
   while (!window_.empty() && window_.front().at <= sample.at - config_.window) {
+    Count(window_.front(), -1);
     window_.pop_front();
   }
   window_.push_back({sample.at, sample.rps});
+  Count(window_.back(), +1);
   const int n = std::max(0, sample.instances);
   const double cap = sample.capacity_rps_per_instance > 0 ? sample.capacity_rps_per_instance
                                                           : config_.capacity_rps;
@@ -36,14 +59,10 @@ void LazyScaler::Observe(const LoadSample& sample) {
     desired_ = Clamp(n);
     return;
   }
-  const double serving = n * cap;
-  const double one_less = (n - 1) * cap;
-  for (const Point& p : window_) {
-    if (p.rps > serving)
-      ++high_;
-    if (p.rps < one_less || (n == 1 && p.rps <= 0))
-      ++low_;
-  }
+  if (n != counted_n_ || cap != counted_cap_)
+    Recount(n, cap);
+  high_ = counted_high_;
+  low_ = counted_low_;
   int target = n;
   if (high_ >= config_.phi_out) {
     target = n + 1;
@@ -51,8 +70,30 @@ void LazyScaler::Observe(const LoadSample& sample) {
     target = n - 1;
   }
   desired_ = Clamp(target);
-  if (config_.reset_window_on_scale && target != n)
+  if (config_.reset_window_on_scale && target != n) {
     window_.clear();
+    counted_high_ = 0;
+    counted_low_ = 0;
+  }
+}
+
+int LazyScaler::SamplesBeforeScaleOut(int instances) const {
+  if (instances < 1 || counted_n_ != instances)
+    return 0;
+  return std::max(0, config_.phi_out - 1 - counted_high_);
+}
+
+int LazyScaler::SamplesBeforeScaleIn(int instances) const {
+  if (instances < 1 || counted_n_ != instances)
+    return 0;
+  return std::max(0, config_.phi_in - counted_low_);
+}
+
+int LazyScaler::SamplesWithoutDecision(absl::Time /*now*/, absl::Duration /*interval*/,
+                                       int instances) const {
+  if (desired_ != instances)
+    return 0;
+  return std::min(SamplesBeforeScaleOut(instances), SamplesBeforeScaleIn(instances));
 }
 
 }  // namespace sluice::core

@@ -51,6 +51,16 @@ class LazyScaler final : public HorizontalScaler {
   void Observe(const LoadSample& sample) override;
   // The decision taken at the last sample (min_instances before any sample).
   int Desired(absl::Time now) const override { return desired_; }
+  // While the last decision kept `instances` (as counted then): min(SamplesBeforeScaleOut,
+  // SamplesBeforeScaleIn). 0 otherwise.
+  int SamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                             int instances) const override;
+  // Each further sample adds at most one high and one low sample (those leaving the window only
+  // lower the counts), so phi_out - 1 - high samples cannot reach the scale-out threshold and
+  // phi_in - low cannot pass the scale-in one. Both 0 unless the last sample counted
+  // `instances` (>= 1) with a known capacity.
+  int SamplesBeforeScaleOut(int instances) const;
+  int SamplesBeforeScaleIn(int instances) const;
 
   // Window contents counted at the last sample (for tests and traces).
   int high_samples() const { return high_; }
@@ -65,12 +75,21 @@ class LazyScaler final : public HorizontalScaler {
   explicit LazyScaler(const LazyScalerConfig& config)
       : config_(config), desired_(config.min_instances) {}
   int Clamp(int n) const;
+  // Adds `sign` (+1 / -1) x the point's high / low flags against counted_n_ / counted_cap_.
+  void Count(const Point& p, int sign);
+  void Recount(int n, double cap);
 
   LazyScalerConfig config_;
   std::deque<Point> window_;
   int desired_;
-  int high_ = 0;
+  int high_ = 0;  // as counted at the last sample (0 when it made no load-based decision)
   int low_ = 0;
+  // The window's high / low counts against (counted_n_, counted_cap_), kept up to date as points
+  // enter and leave, recounted only when n or the capacity changes: O(1) per steady sample.
+  int counted_n_ = 0;  // 0: nothing counted yet
+  double counted_cap_ = 0;
+  int counted_high_ = 0;
+  int counted_low_ = 0;
 };
 
 }  // namespace sluice::core

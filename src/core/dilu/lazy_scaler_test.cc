@@ -1,9 +1,11 @@
 // LazyScaler: the golden burst scenario (scale out only once the window holds phi_out high
 // samples, scale in after more than phi_in low ones), scale to and from zero, the reset option,
-// and monotonicity in load over random windows.
+// monotonicity in load over random windows, and the kept counts against a full recount.
 #include "core/dilu/lazy_scaler.h"
 
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -125,6 +127,70 @@ TEST(LazyScalerTest, DesiredIsMonotoneInLoad) {
       ASSERT_GE(hi->Desired(kT0), lo->Desired(kT0)) << "seed=" << seed << " t=" << t;
     }
   }
+}
+
+// Property: the counts kept as samples enter and leave (recounted only when n or the capacity
+// changes) equal a full recount of the window at every sample, over random loads, instance
+// counts, capacities (some unknown), irregular sample times and both window options.
+TEST(LazyScalerTest, KeptCountsEqualAFullRecountOfTheWindow) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 200; ++trial) {
+    LazyScalerConfig c;
+    c.reset_window_on_scale = trial % 4 == 0;
+    c.min_instances = 0;
+    auto s = Make(c);
+    std::vector<std::pair<absl::Time, double>> window;  // the reference window
+    absl::Time t = kT0;
+    int n = 1;
+    for (int k = 0; k < 300; ++k) {
+      t += absl::Milliseconds(std::uniform_int_distribution<int>(200, 3000)(rng));
+      if (rng() % 10 == 0)
+        n = std::uniform_int_distribution<int>(0, 4)(rng);
+      const double cap = rng() % 25 == 0 ? 0.0 : (rng() % 2 == 0 ? 10.0 : 7.5);
+      const double rps = rng() % 5 == 0 ? 0.0 : std::uniform_real_distribution<>(0, 45)(rng);
+      s->Observe(LoadSample{t, rps, n, cap, 0});
+      std::erase_if(window, [&](const auto& p) { return p.first <= t - c.window; });
+      window.emplace_back(t, rps);
+      int high = 0, low = 0;
+      if (n > 0 && cap > 0) {
+        for (const auto& [at, r] : window) {
+          high += r > n * cap ? 1 : 0;
+          low += r < (n - 1) * cap || (n == 1 && r <= 0) ? 1 : 0;
+        }
+      }
+      ASSERT_EQ(s->high_samples(), high) << "trial " << trial << " sample " << k;
+      ASSERT_EQ(s->low_samples(), low) << "trial " << trial << " sample " << k;
+      const int target = high >= c.phi_out ? n + 1 : (low > c.phi_in ? n - 1 : n);
+      if (c.reset_window_on_scale && n > 0 && cap > 0 && target != n)
+        window.clear();
+      ASSERT_EQ(s->window_size(), static_cast<int>(window.size()));
+    }
+  }
+}
+
+// Property: after SamplesWithoutDecision(n) = k, no k samples of any load change the decision
+// (the driver keeps n meanwhile, as a batching driver does).
+TEST(LazyScalerTest, SamplesWithoutDecisionHoldWhateverTheLoad) {
+  std::mt19937 rng(5);
+  int promises = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    auto s = Make();
+    int n = 1, left = 0;
+    for (int t = 0; t < 2000; ++t) {
+      const double rps = std::uniform_real_distribution<>(0, 10.0 * (n + 1))(rng);
+      s->Observe(At(t, rps, n));
+      const absl::Time now = kT0 + absl::Seconds(t);
+      if (left > 0) {
+        --left;
+        ASSERT_EQ(s->Desired(now), n) << "trial " << trial << " t=" << t;
+        continue;
+      }
+      n = s->Desired(now);
+      left = s->SamplesWithoutDecision(now, absl::Seconds(1), n);
+      promises += left > 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(promises, 1000);
 }
 
 }  // namespace

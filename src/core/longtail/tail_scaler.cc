@@ -27,6 +27,26 @@ bool TailScaler::QuietSampleIsNoOp(absl::Time now) const {
   return !last_active_.has_value() || now - *last_active_ >= config_.lazy.window;
 }
 
+int TailScaler::SamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                                       int instances) const {
+  if (!last_active_.has_value() || !(interval > absl::ZeroDuration()) || instances < 1)
+    return 0;
+  const absl::Duration tier = std::min(config_.park_after, config_.lazy.window);
+  // Samples at now + j x interval, j = 1..k: all before last_active + tier, so resident (a floor
+  // of one instance), recent and active whatever their load.
+  const int64_t k = (*last_active_ + tier - now - absl::Nanoseconds(1)) / interval;
+  if (k <= 0)
+    return 0;
+  // Desired is max(lazy, 1) there: with one instance a lazy scale-in (to 0) changes nothing.
+  const int lazy = lazy_->Desired(now);
+  if (lazy != instances && !(instances == 1 && lazy < 1))
+    return 0;
+  int bound = lazy_->SamplesBeforeScaleOut(instances);
+  if (instances > 1)
+    bound = std::min(bound, lazy_->SamplesBeforeScaleIn(instances));
+  return static_cast<int>(std::min<int64_t>(k, bound));
+}
+
 void TailScaler::Observe(const LoadSample& sample) {
   seen_ = std::max(seen_, sample.at);
   const bool quiet = sample.rps <= 0 && sample.queued <= 0;

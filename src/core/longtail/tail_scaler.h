@@ -67,6 +67,12 @@ class TailScaler final : public HorizontalScaler {
   // Quiet samples are ignored (the lazy window too) before the first active sample and once the
   // lazy window has passed since the last one, so the driver may skip them.
   bool QuietSampleIsNoOp(absl::Time now) const override;
+  // The lazy scaler's promise, while every sample of the batch falls in the active tier and the
+  // lazy window of the last active sample (so no load can move a tier), and the batch is no
+  // longer than min(park_after, lazy window) (so an active sample within it cannot bring a
+  // wake-up into it).
+  int SamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                             int instances) const override;
 
   // Whether the function's instances may be demoted at `now` (for tests and traces).
   bool Resident(absl::Time now) const;

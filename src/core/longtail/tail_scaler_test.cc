@@ -1,7 +1,10 @@
 // TailScaler: busy functions follow the lazy scaler; idle ones park after park_after, stay
 // resident until the keep-alive (fixed, or the idle-time histogram's tail), pre-warm at the
-// histogram's head, and are never demoted early when a cached cold start would miss the SLO.
+// histogram's head, are never demoted early when a cached cold start would miss the SLO, and keep
+// their promise of samples without a decision (SamplesWithoutDecision) over random loads.
 #include "core/longtail/tail_scaler.h"
+
+#include <random>
 
 #include "gtest/gtest.h"
 
@@ -101,6 +104,63 @@ TEST(TailScalerTest, RejectsNegativeDurations) {
   TailScalerConfig c;
   c.park_after = absl::Seconds(-1);
   EXPECT_FALSE(TailScaler::Create(c).ok());
+}
+
+// Property (the promise a batching driver relies on): whenever SamplesWithoutDecision(t, 1 s, n)
+// returns k, the next k samples, whatever their load, leave Desired and ActiveWanted at n and
+// bring no wake-up into (t, t + k s]. The driver here deploys what Desired says at each sample,
+// except while a promise runs (as the engine). Loads alternate idle, light, near-capacity and
+// overload phases so that both thresholds, parking and the tiers are crossed.
+TEST(TailScalerTest, SamplesWithoutDecisionAreKeptWhateverTheLoad) {
+  std::mt19937 rng(7);
+  const double rates[] = {0, 3, 9.5, 30};
+  int promises = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    TailScalerConfig c;
+    c.park_after = absl::Seconds(trial % 2 == 0 ? 10 : 25);
+    auto s = Make(c);
+    int n = 0, left = 0;
+    absl::Time until;
+    double rate = 0;
+    for (int sec = 1; sec <= 1500; ++sec) {
+      if (rng() % 60 == 0)
+        rate = rates[rng() % 4];
+      const double rps = rate == 0 ? 0.0 : std::poisson_distribution<int>(rate)(rng);
+      const absl::Time t = kT0 + absl::Seconds(sec);
+      s->Observe(LoadSample{t, rps, n, 10, 0});
+      if (left > 0) {
+        --left;
+        ASSERT_EQ(s->Desired(t), n) << "trial " << trial << " t=" << sec;
+        ASSERT_EQ(s->ActiveWanted(t), n) << "trial " << trial << " t=" << sec;
+        const absl::Time next = s->NextWakeup();
+        ASSERT_TRUE(next > until || next <= t) << "trial " << trial << " t=" << sec;
+        continue;
+      }
+      n = s->Desired(t);
+      const int k = s->SamplesWithoutDecision(t, absl::Seconds(1), n);
+      if (k > 0) {
+        ++promises;
+        EXPECT_EQ(s->ActiveWanted(t), n);
+        left = k;
+        until = t + absl::Seconds(k);
+      }
+    }
+  }
+  EXPECT_GT(promises, 500);  // the property was exercised
+}
+
+TEST(TailScalerTest, NoPromiseWithoutAnActiveSampleOrOnceParked) {
+  TailScalerConfig c;
+  c.park_after = absl::Seconds(10);
+  auto s = Make(c);
+  EXPECT_EQ(s->SamplesWithoutDecision(kT0, absl::Seconds(1), 1), 0);  // nothing seen yet
+  s->Observe(At(absl::Seconds(1), 5, 1));
+  // Active at 1 s: samples at 2..10 s stay before the park time (11 s).
+  EXPECT_EQ(s->SamplesWithoutDecision(kT0 + absl::Seconds(1), absl::Seconds(1), 1), 9);
+  EXPECT_EQ(s->SamplesWithoutDecision(kT0 + absl::Seconds(1), absl::Seconds(1), 2), 0);
+  for (int t = 2; t <= 11; ++t)
+    s->Observe(At(absl::Seconds(t), 0, 1));
+  EXPECT_EQ(s->SamplesWithoutDecision(kT0 + absl::Seconds(11), absl::Seconds(1), 1), 0);
 }
 
 }  // namespace

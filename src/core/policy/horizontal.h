@@ -40,6 +40,15 @@ class HorizontalScaler {
   // nothing queued would change nothing (Observe a no-op for Desired, ActiveWanted and
   // NextWakeup), so a driver may skip such samples until the next arrival. Default: false.
   virtual bool QuietSampleIsNoOp(absl::Time now) const { return false; }
+  // Added (issue 13, batched samples): a number k >= 0 such that the next k samples, taken every
+  // `interval` after `now` with `instances` deployed and whatever load they carry, can change
+  // neither Desired nor ActiveWanted at any of their times, nor move NextWakeup to a time within
+  // (now, now + k x interval]. A driver may then hold those samples back and Observe them late,
+  // in order, before it next reconciles: the decisions are the same. Default: 0 (no promise).
+  virtual int SamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                                     int instances) const {
+    return 0;
+  }
 };
 
 }  // namespace sluice::core
