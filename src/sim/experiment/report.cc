@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
@@ -22,25 +24,33 @@ using Json = nlohmann::ordered_json;
 
 Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
-const FunctionConfig* FindFunction(const SimConfig& config, const std::string& name) {
-  for (const FunctionConfig& f : config.functions) {
-    if (f.name == name) return &f;
+// Functions and profiles by name, built once per report: a fleet has up to 50,000 functions, and
+// a search per function was quadratic. The first of equal names wins, as a linear search would.
+class Names {
+ public:
+  Names(const SimConfig& config, std::span<const ProfiledFunction> profiles) {
+    functions_.reserve(config.functions.size());
+    for (const FunctionConfig& f : config.functions) functions_.try_emplace(f.name, &f);
+    profiles_.reserve(profiles.size());
+    for (const ProfiledFunction& p : profiles) profiles_.try_emplace(p.function, &p.profile);
   }
-  return nullptr;
-}
-
-bool IsTraining(const SimConfig& config, const std::string& name) {
-  const FunctionConfig* f = FindFunction(config, name);
-  return f != nullptr && f->kind == FunctionKind::kTraining;
-}
-
-const FunctionProfile* FindProfile(std::span<const ProfiledFunction> profiles,
-                                   const std::string& name) {
-  for (const ProfiledFunction& p : profiles) {
-    if (p.function == name) return &p.profile;
+  const FunctionConfig* Function(std::string_view name) const {
+    const auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : it->second;
   }
-  return nullptr;
-}
+  const FunctionProfile* Profile(std::string_view name) const {
+    const auto it = profiles_.find(name);
+    return it == profiles_.end() ? nullptr : it->second;
+  }
+  bool IsTraining(std::string_view name) const {
+    const FunctionConfig* f = Function(name);
+    return f != nullptr && f->kind == FunctionKind::kTraining;
+  }
+
+ private:
+  absl::flat_hash_map<std::string_view, const FunctionConfig*> functions_;
+  absl::flat_hash_map<std::string_view, const FunctionProfile*> profiles_;
+};
 
 Json ProfileJson(const FunctionProfile& p) {
   Json j;
@@ -52,12 +62,11 @@ Json ProfileJson(const FunctionProfile& p) {
 }
 
 // {"base_ms", "multipliers": [...], "svr": [...]}: the function's SLO sweep (HAS-GPU Fig. 6).
-Json SweepJson(const SimConfig& config, const FunctionResult& f) {
+Json SweepJson(const Names& names, const FunctionResult& f) {
   Json j;
-  for (const FunctionConfig& fc : config.functions) {
-    if (fc.name != f.name) continue;
-    j["base_ms"] = Number(fc.slo_sweep_base_ms);
-    j["multipliers"] = fc.slo_sweep_multipliers;
+  if (const FunctionConfig* fc = names.Function(f.name)) {
+    j["base_ms"] = Number(fc->slo_sweep_base_ms);
+    j["multipliers"] = fc->slo_sweep_multipliers;
   }
   Json svr = Json::array();
   for (const double x : f.sweep_svr) svr.push_back(Number(x));
@@ -65,8 +74,7 @@ Json SweepJson(const SimConfig& config, const FunctionResult& f) {
   return j;
 }
 
-Json FunctionJson(const SimConfig& config, const FunctionResult& f,
-                  std::span<const ProfiledFunction> profiles) {
+Json FunctionJson(const Names& names, const FunctionResult& f) {
   Json j;
   j["name"] = f.name;
   j["requests"] = f.requests;
@@ -89,13 +97,13 @@ Json FunctionJson(const SimConfig& config, const FunctionResult& f,
   j["cold_start_ms_per_request"] = Number(f.cold_start_ms_per_request);
   j["parks"] = f.parks;
   j["unparks"] = f.unparks;
-  if (IsTraining(config, f.name)) {
+  if (names.IsTraining(f.name)) {
     j["training_iters_per_s"] = Number(f.training_iters_per_s);
     j["jct_s"] = Number(f.jct_s);
   }
   if (f.theory_mean_ms.has_value()) j["theory_mean_ms"] = Number(*f.theory_mean_ms);
-  if (const FunctionProfile* p = FindProfile(profiles, f.name)) j["profile"] = ProfileJson(*p);
-  if (!f.sweep_svr.empty()) j["slo_sweep"] = SweepJson(config, f);
+  if (const FunctionProfile* p = names.Profile(f.name)) j["profile"] = ProfileJson(*p);
+  if (!f.sweep_svr.empty()) j["slo_sweep"] = SweepJson(names, f);
   return j;
 }
 
@@ -130,11 +138,12 @@ std::string ClusterLine(const SimConfig& config) {
 
 void AppendFunctionRows(const SimConfig& config, const RunResult& run, int width,
                         std::string& out) {
+  const Names names(config, {});
   absl::StrAppendFormat(&out, "  %-*s %9s %9s %9s %9s %7s %6s %5s %9s %9s\n", width, "function",
                         "requests", "p50 ms", "p95 ms", "p99 ms", "SVR %", "cold", "vert",
                         "thru rps", "$/1K req");
   for (const FunctionResult& f : run.functions) {
-    if (IsTraining(config, f.name)) {
+    if (names.IsTraining(f.name)) {
       const std::string jct =
           f.jct_s > 0 ? absl::StrFormat("JCT %.1f s", f.jct_s) : std::string("unfinished");
       absl::StrAppendFormat(&out, "  %-*s training: %.3f iterations/s, %s, %d cold starts, $%.4f\n",
@@ -157,11 +166,12 @@ void AppendFunctionRows(const SimConfig& config, const RunResult& run, int width
 // One line per function whose quota the profiler chose.
 void AppendProfiles(const SimConfig& config, std::span<const ProfiledFunction> profiles,
                     int width, std::string& out) {
+  const Names names(config, {});
   for (const ProfiledFunction& pf : profiles) {
     const FunctionProfile& p = pf.profile;
     absl::StrAppendFormat(&out, "profiled %-*s request %.2f, limit %.2f", width, pf.function,
                           p.quota.request, p.quota.limit);
-    if (IsTraining(config, pf.function)) {
+    if (names.IsTraining(pf.function)) {
       absl::StrAppendFormat(&out, " (training), %d trial%s\n", p.trials, p.trials == 1 ? "" : "s");
     } else {
       absl::StrAppendFormat(&out, ", batch %d, %.1f req/s per instance, %d trial%s\n", p.batch,
@@ -217,9 +227,8 @@ Json RunJson(const SimConfig& config, const RunResult& run,
   j["cold_start_wait_s"] = Number(run.cold_start_wait_s);
   j["cold_start_ms_per_request"] = Number(run.cold_start_ms_per_request);
   Json functions = Json::array();
-  for (const FunctionResult& f : run.functions) {
-    functions.push_back(FunctionJson(config, f, profiles));
-  }
+  const Names names(config, profiles);
+  for (const FunctionResult& f : run.functions) functions.push_back(FunctionJson(names, f));
   j["functions"] = std::move(functions);
   if (!run.pipelines.empty()) j["pipelines"] = PipelinesJson(config, run);
   return j;
