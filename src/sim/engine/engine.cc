@@ -125,6 +125,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   const FunctionConfig& fc = config_.functions[i];
   Function& f = fns_[i];
   f.config = &fc;
+  f.trains = fc.training.has_value();
   std::vector<double> sweep_ms;
   for (const double m : fc.slo_sweep_multipliers) sweep_ms.push_back(fc.slo_sweep_base_ms * m);
   f.metrics = FunctionMetrics(fc.slo, std::move(sweep_ms));

@@ -27,6 +27,7 @@
 #include "core/registry/policy_registry.h"
 #include "core/resource/cluster.h"
 #include "core/resource/fragmentation.h"
+#include "sim/engine/fluid_window.h"
 #include "sim/engine/gateway.h"
 #include "sim/engine/gpu_share.h"
 #include "sim/engine/host_cache.h"
@@ -61,6 +62,9 @@ class Engine : public GpuShareModel::Listener {
   const HostCache& host_cache(int node) const { return host_cache_[node]; }
   int cpu_cores_used(int node) const { return cpu_used_[node]; }
   int64_t vertical_ticks() const { return vertical_->ticks(); }
+  // Fluid windows served in batches of more than one, and skipped as certainly empty.
+  int64_t fluid_batched_windows() const { return fluid_batched_windows_; }
+  int64_t fluid_skipped_windows() const { return fluid_skipped_windows_; }
 
  private:
   struct Training {
@@ -69,6 +73,14 @@ class Engine : public GpuShareModel::Listener {
     int32_t instance = -1;
     int64_t iterations = 0;
     absl::Time submitted;
+  };
+  // A load sample a fluid batch holds back: its time, its rate and what it will see queued (a
+  // Poisson draw around queued_mean, plus the backlog).
+  struct FluidSample {
+    absl::Time at;
+    double rps = 0;
+    double queued_mean = 0;
+    double backlog = 0;
   };
   // Per-function runtime state.
   struct Function {
@@ -88,11 +100,16 @@ class Engine : public GpuShareModel::Listener {
     Gateway gateway;
     std::vector<int32_t> deployed;  // loading or warm
     int64_t interval_arrivals = 0;
+    // The scaler's wake-up (sampling.cc, ScheduleWakeup): the armed timer, its time, and the
+    // time the next Reconcile is due (InfiniteFuture: none; the timer re-arms when earlier).
     common::Env::TimerId wakeup = 0;
+    absl::Time wakeup_at = absl::InfiniteFuture();
+    absl::Time wakeup_due = absl::InfiniteFuture();
     FunctionMetrics metrics;
     Training training;
     std::unique_ptr<StageState> stage;  // pipeline stages only
-    bool is_training() const { return config->training.has_value(); }
+    bool is_training() const { return trains; }
+    bool trains = false;  // config->training is set (kept here: read at every sample)
     // Scaled by its pipeline's PipelineScaler rather than its own scaler.
     bool pipeline_scaled = false;
     // In the sample list (Sample visits it); false while its scaler skips quiet samples.
@@ -105,6 +122,10 @@ class Engine : public GpuShareModel::Listener {
     double fluid_queued = 0;   // mean requests waiting in its last fluid window
     std::vector<absl::Time> fluid_pending;  // arrivals of a window run exactly, ascending
     size_t fluid_next = 0;                  // next of fluid_pending to schedule
+    // Batched fluid windows (fluid_batch.cc): the samples held back for the scaler, ascending,
+    // observed at the sample at fluid_batch_end (skipped by Sample before it).
+    std::vector<FluidSample> fluid_samples;
+    absl::Time fluid_batch_end = absl::InfinitePast();
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -197,6 +218,7 @@ class Engine : public GpuShareModel::Listener {
   bool SampleFunction(int fn, double rps);
   void Reconcile(int fn);
   void ScheduleWakeup(int fn);
+  void ArmWakeup(int fn, absl::Time at);  // the wake-up timer at `at` (ScheduleWakeup)
 
   // Memory-only idle instances and the idle / cold-start metrics (parking.cc).
   // Parks or un-parks fn's warm instances so that ActiveWanted() of them hold their share.
@@ -242,11 +264,24 @@ class Engine : public GpuShareModel::Listener {
   // arrivals scheduled exactly when no warm instance holds its share.
   void FluidWindows();
   void FluidWindow(int fn, absl::Time end);
-  // Arrivals of fn in [now, end): generated or drawn; their times in fluid_pending if `times`.
-  int64_t TakeWindowArrivals(int fn, absl::Time end, bool times);
+  // Arrivals of fn in [from, end): generated or drawn; their times in fluid_pending if `times`.
+  int64_t TakeWindowArrivals(int fn, absl::Time from, absl::Time end, bool times);
+  // A generated function's next_arrival: the first arrival not yet taken (drawn once).
+  void PrimeFluidArrivals(Function& f);
   void ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s);
-  void FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
-                 double window_s);
+  FluidBatches FluidModel(const Function& f, const std::vector<int32_t>& active) const;
+  FluidWindowStats SolveFluid(const Function& f, FluidBatches& m, int c, double lambda) const;
+  FluidServed ServeWindow(Function& f, const FluidWindowStats& st, int64_t n, double window_s);
+  void FluidIdle(const std::vector<int32_t>& active, double rho, double idle_s, double window_s);
+  // Batched fluid windows (fluid_batch.cc; FluidConfig::batch_samples > 1).
+  void FluidBatchRound();
+  int FluidIdleWindows(int fn);
+  int FluidBatchLength(int fn) const;
+  void FluidBatch(int fn, int k);
+  void FluidBatchWindow(int fn, FluidBatches& m, absl::Time from, FluidBatchTally& tally);
+  // Observes fn's held-back samples with times before `until` (at or before it if `inclusive`);
+  // returns the last one observed (a default sample when none).
+  core::LoadSample FlushFluidSamples(int fn, absl::Time until, bool inclusive);
   void ScheduleFluidArrival(int fn);
   int FluidQueuedNow(const Function& f);
   // Share and interference slowdown a fluid instance can expect on its first GPU.
@@ -294,6 +329,13 @@ class Engine : public GpuShareModel::Listener {
   std::vector<int> fluid_fns_;         // fluid functions, ascending
   std::vector<double> fluid_rho_;      // per instance: busy fraction in its last fluid window
   std::optional<Rng> fluid_rng_;       // fluid windows run exactly: their arrival times
+  // Batched fluid windows: fluid functions by the round (FluidWindows call) their next window
+  // starts at, modulo batch_samples + 1; the current round.
+  std::vector<std::vector<int>> fluid_due_;
+  std::vector<int> fluid_round_fns_;
+  int64_t fluid_round_ = 0;
+  int64_t fluid_batched_windows_ = 0;
+  int64_t fluid_skipped_windows_ = 0;
   absl::Status error_;
   bool ran_ = false;
 };

@@ -19,131 +19,12 @@
 #include "common/status.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/fluid_queue.h"
+#include "sim/engine/fluid_window.h"
 
 namespace sluice::sim {
 namespace {
 // Random stream of the fluid windows' arrival times, distinct from arrivals and service.
 constexpr uint64_t kFluidStream = uint64_t{3} << 32;
-// Points standing for a uniform or the waiting requests' tail in the histogram.
-constexpr int kPoints = 4;
-
-// One window's service of a fluid function (FluidBatches::Solve).
-struct FluidWindowStats {
-  bool stable = true;       // below 98 % of the capacity at full batches
-  double lambda = 0;        // arrivals/s
-  double cap_rps = 0;       // capacity at full batches, all instances
-  double full_batch_s = 0;  // time of a full batch
-  double base_s = 0;        // batch formation + the batch's own time
-  double form_s = 0;        // batch formation alone
-  double burst_s = 0;       // a burst's own later batches: uniform on [0, burst_s]
-  double busy = 0;          // fraction of time an instance executes
-  QueueWait wait;           // waiting for a busy instance
-};
-
-// Batches of a fluid function at the instances' mean share. The mean batch b adapts to the load:
-// what an instance collects while the oldest request waits max_queue_delay (light load) or while
-// requests queue (b = 1 + lambda_i Wq(b), a fixed point found by bisection over a fractional b,
-// latency interpolated between batch sizes). Bursts: a bursty renewal process (CV > 1) brings
-// clusters of (CV^2 + 1) / 2 requests at once (ServeFluid); least-loaded dispatch spreads a
-// cluster over the c instances, and each instance's part k leaves in batches of up to max_batch, so
-// a request rides a batch of at least min(k, max_batch) and waits for up to k / max_batch - 1 of
-// its cluster's batches before it. Between clusters, arrivals count as Poisson (the burstiness
-// across windows is in the window counts).
-struct FluidBatches {
-  WorkItem work;
-  double share = 0;  // mean SM share of the active instances
-  double slow = 0;   // mean interference slowdown
-  double time_quota = 1;
-
-  double Latency(int b) {
-    work.batch = b;
-    return work.SecondsAt(share, time_quota) * slow;
-  }
-  double LatencyAt(double b) {
-    const int lo = static_cast<int>(b);
-    const double l = Latency(lo);
-    return b - lo < 1e-9 ? l : l + (b - lo) * (Latency(lo + 1) - l);
-  }
-  QueueWait WaitAt(int c, double lambda, double b) {
-    const double l = LatencyAt(b);
-    return ApproxWait(c, lambda, l / b, 1.0, 0.0, l);
-  }
-  // The mean batch (see above), at least `floor`.
-  double Batch(int c, double lambda, double floor, int max_b) {
-    const double li = lambda / c;
-    auto gap = [&](double b) {  // > 0 while a batch of b is smaller than what queues for it
-      const QueueWait q = WaitAt(c, lambda, b);
-      return q.stable ? 1 + li * q.mean_wait_s - b : 1e9;
-    };
-    double b = floor;
-    if (gap(b) <= 0)
-      return b;
-    if (gap(max_b) > 0)
-      return max_b;
-    double lo = b, hi = max_b;
-    for (int it = 0; it < 14; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (gap(mid) > 0 ? lo : hi) = mid;
-    }
-    return hi;
-  }
-  FluidWindowStats Solve(int c, double lambda, double delay, int max_b, double cluster) {
-    FluidWindowStats st;
-    st.lambda = lambda;
-    st.full_batch_s = Latency(max_b);
-    st.cap_rps = c * max_b / st.full_batch_s;
-    const double li = lambda / c;
-    const double part = std::max(1.0, cluster / c);
-    const double floor =
-        std::clamp(std::max(1 + li * delay, part), 1.0, static_cast<double>(max_b));
-    const double b = Batch(c, lambda, floor, max_b);
-    st.wait = WaitAt(c, lambda, b);
-    st.stable = st.wait.stable && lambda < 0.98 * st.cap_rps;
-    const double lat = LatencyAt(b);
-    const double close = b < max_b ? delay : std::min(delay, (max_b - 1) / std::max(li, 1e-9));
-    st.form_s = close * (b + 1) / (2 * b);
-    st.base_s = st.form_s + lat;
-    st.burst_s = std::max(0.0, part / max_b - 1) * st.full_batch_s;
-    st.busy = std::min(1.0, li * lat / b);
-    return st;
-  }
-};
-
-// The window's latencies into the histogram and its expected violations: base + a burst's
-// earlier batches (uniform) + the wait for a busy instance (QueueWait), paired quantile by
-// quantile (an upper bound on the spread).
-void RecordFluidLatencies(FunctionMetrics& metrics, const FluidWindowStats& st, double n,
-                          double slo_s) {
-  const QueueWait& w = st.wait;
-  double over = 0;
-  for (int k = 0; k < kPoints; ++k) {
-    const double q = (k + 0.5) / kPoints;
-    const double at = st.base_s + st.burst_s * q;
-    metrics.OnFluidCompletions(at * 1000, n * (1 - w.p_wait) / kPoints);
-    metrics.OnFluidCompletions((at + w.CondQuantile(q)) * 1000, n * w.p_wait / kPoints);
-    over += w.Tail(slo_s - at) / kPoints;  // Tail is 1 below 0: the burst alone is over
-  }
-  metrics.OnFluidOverSlo(n * over);
-}
-
-// A saturated window (or one clearing a backlog): full batches, FIFO behind what is queued.
-// Moves `backlog` on by the window; the window's sojourn, busy fraction and mean queue.
-struct SaturatedWindow {
-  double sojourn_s = 0, rho = 0, queued = 0;
-};
-SaturatedWindow ServeSaturated(double& backlog, const FluidWindowStats& st, double n,
-                               double window_s) {
-  const double before = backlog;
-  backlog = std::max(0.0, before + n - st.cap_rps * window_s);
-  if (backlog < 1)
-    backlog = 0;
-  SaturatedWindow w;
-  w.queued = 0.5 * (before + backlog);
-  w.sojourn_s = st.full_batch_s + w.queued / st.cap_rps;
-  w.rho = std::min(1.0, (before + n) / (st.cap_rps * window_s));
-  return w;
-}
-
 }  // namespace
 
 bool Engine::FluidEligible(const Function& f) const {
@@ -177,6 +58,10 @@ void Engine::FluidWindows() {
   if (now >= horizon_ || after_horizon_)
     return;
   fluid_rho_.resize(instances_.size(), -1.0);
+  if (config_.fluid.batch_samples > 1) {
+    FluidBatchRound();
+    return;
+  }
   const absl::Time end = std::min(now + config_.sample_interval, horizon_);
   for (int fn : fluid_fns_)
     FluidWindow(fn, end);
@@ -192,7 +77,7 @@ void Engine::FluidWindow(int fn, absl::Time end) {
       active.push_back(id);
   }
   f.fluid_queued = 0;
-  const int64_t n = TakeWindowArrivals(fn, end, /*times=*/active.empty());
+  const int64_t n = TakeWindowArrivals(fn, now, end, /*times=*/active.empty());
   if (active.empty()) {  // the exact request path for this window
     f.metrics.OnDrop(std::llround(f.fluid_backlog));
     f.fluid_backlog = 0;
@@ -209,16 +94,20 @@ void Engine::FluidWindow(int fn, absl::Time end) {
     ServeFluid(fn, active, n, absl::ToDoubleSeconds(end - now));
 }
 
-int64_t Engine::TakeWindowArrivals(int fn, absl::Time end, bool times) {
+void Engine::PrimeFluidArrivals(Function& f) {
+  if (!f.fluid_next_primed) {
+    f.next_arrival = f.arrivals->Next();
+    f.fluid_next_primed = true;
+  }
+}
+
+int64_t Engine::TakeWindowArrivals(int fn, absl::Time from, absl::Time end, bool times) {
   Function& f = fns_[fn];
   f.fluid_pending.clear();
   f.fluid_next = 0;
   if (f.fluid_generated) {
     // next_arrival holds the first arrival at or after the window (primed on the first call).
-    if (!f.fluid_next_primed) {
-      f.next_arrival = f.arrivals->Next();
-      f.fluid_next_primed = true;
-    }
+    PrimeFluidArrivals(f);
     int64_t n = 0;
     while (f.next_arrival && f.next_arrival->at < end) {
       ++n;
@@ -228,12 +117,11 @@ int64_t Engine::TakeWindowArrivals(int fn, absl::Time end, bool times) {
     }
     return n;
   }
-  const absl::Time now = env_.Now();
-  const int64_t n = f.arrivals->DrawCount(now, end).value_or(0);
+  const int64_t n = f.arrivals->DrawCount(from, end).value_or(0);
   if (times) {
-    const double span_s = absl::ToDoubleSeconds(end - now);
+    const double span_s = absl::ToDoubleSeconds(end - from);
     for (int64_t k = 0; k < n; ++k)
-      f.fluid_pending.push_back(now + absl::Seconds(span_s * fluid_rng_->Uniform()));
+      f.fluid_pending.push_back(from + absl::Seconds(span_s * fluid_rng_->Uniform()));
     std::sort(f.fluid_pending.begin(), f.fluid_pending.end());
   }
   return n;
@@ -282,10 +170,8 @@ double Engine::FluidShare(const Instance& inst, double* slow) const {
   return std::max(s, 1e-3);
 }
 
-// Serves `n` arrivals of a window of `window_s` seconds on the `active` instances (see the file
-// comment and FluidBatches above).
-void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s) {
-  Function& f = fns_[fn];
+// The service model of `active` instances of f at their expected share (see the file comment).
+FluidBatches Engine::FluidModel(const Function& f, const std::vector<int32_t>& active) const {
   const int c = static_cast<int>(active.size());
   FluidBatches m;
   m.work.model = f.model->latency;
@@ -296,41 +182,64 @@ void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, d
     m.slow += sl / c;
   }
   m.share = std::min(1.0, m.share);
-  const double lambda = static_cast<double>(n) / window_s;
+  return m;
+}
+
+FluidWindowStats Engine::SolveFluid(const Function& f, FluidBatches& m, int c,
+                                    double lambda) const {
   // Bursts: a compound Poisson process of geometric clusters of mean size m has an index of
   // dispersion 2m - 1; matching a renewal process's (CV^2) gives m = (CV^2 + 1) / 2.
   const double cv = f.arrivals->InterArrivalCv();
   const double burst = cv > 1 ? (cv * cv + 1) / 2 : 1.0;
-  const FluidWindowStats st =
-      m.Solve(c, lambda, absl::ToDoubleSeconds(f.config->max_queue_delay), f.max_batch, burst);
-  const double slo_s = absl::ToDoubleSeconds(f.config->slo);
+  return m.Solve(c, lambda, absl::ToDoubleSeconds(f.config->max_queue_delay), f.max_batch, burst);
+}
+
+// A window of `n` arrivals served as `st` says: saturated (FIFO behind the backlog, recorded
+// here) or stable (recorded by the caller, RecordFluidLatencies, so that equal windows of a batch
+// record once). Moves the backlog on.
+FluidServed Engine::ServeWindow(Function& f, const FluidWindowStats& st, int64_t n,
+                                double window_s) {
   const double nd = static_cast<double>(n);
-  double rho = 0, sojourn = 0;
+  FluidServed out;
   if (f.fluid_backlog > 0 || !st.stable) {
     const SaturatedWindow w = ServeSaturated(f.fluid_backlog, st, nd, window_s);
     f.metrics.OnFluidCompletions(w.sojourn_s * 1000, nd);
-    f.metrics.OnFluidOverSlo(w.sojourn_s > slo_s ? nd : 0.0);
-    f.fluid_queued = w.queued;
-    rho = w.rho;
-    sojourn = w.sojourn_s;
-  } else {
-    RecordFluidLatencies(f.metrics, st, nd, slo_s);
-    // Requests sitting in queues at an instant: those forming a batch, behind their burst's
-    // earlier batches or waiting for a busy instance (Little's law).
-    f.fluid_queued = st.lambda * (st.form_s + st.burst_s / 2 + st.wait.mean_wait_s);
-    rho = st.busy;
-    sojourn = st.base_s + st.burst_s / 2 + st.wait.mean_wait_s;
+    f.metrics.OnFluidOverSlo(w.sojourn_s > absl::ToDoubleSeconds(f.config->slo) ? nd : 0.0);
+    out.queued = w.queued;
+    out.rho = w.rho;
+    out.sojourn_s = w.sojourn_s;
+    out.saturated = true;
+    return out;
   }
-  FluidIdle(active, st.lambda / c, sojourn, rho, window_s);
+  // Requests sitting in queues at an instant: those forming a batch, behind their burst's
+  // earlier batches or waiting for a busy instance (Little's law).
+  out.queued = st.lambda * (st.form_s + st.burst_s / 2 + st.wait.mean_wait_s);
+  out.rho = st.busy;
+  out.sojourn_s = st.base_s + st.burst_s / 2 + st.wait.mean_wait_s;
+  return out;
 }
 
-// Idle memory: an instance has nothing outstanding a fraction exp(-lambda_i x sojourn) of the
-// window (M/G/inf); it counts as busy first, idle after (idle_since moves into the window).
-void Engine::FluidIdle(const std::vector<int32_t>& active, double li, double sojourn, double rho,
+// Serves `n` arrivals of a window of `window_s` seconds on the `active` instances.
+void Engine::ServeFluid(int fn, const std::vector<int32_t>& active, int64_t n, double window_s) {
+  Function& f = fns_[fn];
+  const int c = static_cast<int>(active.size());
+  FluidBatches m = FluidModel(f, active);
+  const FluidWindowStats st = SolveFluid(f, m, c, static_cast<double>(n) / window_s);
+  const FluidServed w = ServeWindow(f, st, n, window_s);
+  if (!w.saturated)
+    RecordFluidLatencies(f.metrics, st, static_cast<double>(n),
+                         absl::ToDoubleSeconds(f.config->slo));
+  f.fluid_queued = w.queued;
+  const double li = st.lambda / c;
+  FluidIdle(active, w.rho, window_s * FluidIdleFraction(li, w.sojourn_s, w.rho), window_s);
+}
+
+// Of `window_s` seconds from now, `idle_s` without anything outstanding: they count as busy
+// first, idle after (idle_since moves into the window). `rho` is what co-runners see.
+void Engine::FluidIdle(const std::vector<int32_t>& active, double rho, double idle_s,
                        double window_s) {
   const absl::Time now = env_.Now();
-  const double idle = rho >= 1 ? 0.0 : std::exp(-li * sojourn);
-  const absl::Time busy_until = now + absl::Seconds(window_s * (1 - idle));
+  const absl::Time busy_until = now + absl::Seconds(std::max(0.0, window_s - idle_s));
   for (int32_t id : active) {
     fluid_rho_[id] = rho;
     Instance& inst = *instances_[id];

@@ -303,6 +303,7 @@ void Engine::OnHorizon() {
     if (f.wakeup != 0)
       env_.Cancel(f.wakeup);
     f.wakeup = 0;
+    f.wakeup_due = absl::InfiniteFuture();
     DropUnservable(static_cast<int>(i));
   }
   for (PipelineState& ps : pipes_) {

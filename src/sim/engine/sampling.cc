@@ -35,26 +35,32 @@ void Engine::MergeSampleAdds() {
 // skips quiet samples from the next one on).
 bool Engine::SampleFunction(int fn, double rps) {
   Function& f = fns_[fn];
-  if (f.is_training() || after_horizon_ || f.pipeline_scaled)
+  if (f.trains || after_horizon_ || f.pipeline_scaled)
     return false;
   core::LoadSample s;
   s.at = env_.Now();
-  s.rps = rps;
-  s.instances = static_cast<int>(f.deployed.size());
-  s.capacity_rps_per_instance = f.traits.capacity_rps;
-  s.queued = static_cast<int>(f.gateway.held.size());
-  for (int32_t id : f.deployed)
-    s.queued += static_cast<int>(instances_[id]->queue.size());
-  if (f.fluid)  // fluid mode: a snapshot of the window's mean queue (FluidQueuedNow, fluid.cc)
-    s.queued += FluidQueuedNow(f);
-  if (f.hybrid != nullptr) {
-    f.hybrid->Observe(s);
+  if (f.fluid_batch_end > s.at)
+    return false;  // a fluid batch holds its samples back until its last one (fluid_batch.cc)
+  if (!f.fluid_samples.empty()) {
+    s = FlushFluidSamples(fn, s.at, /*inclusive=*/true);  // the batch's, this one the last
   } else {
-    f.scaler->Observe(s);
+    s.rps = rps;
+    s.instances = static_cast<int>(f.deployed.size());
+    s.capacity_rps_per_instance = f.traits.capacity_rps;
+    s.queued = static_cast<int>(f.gateway.held.size());
+    for (int32_t id : f.deployed)
+      s.queued += static_cast<int>(instances_[id]->queue.size());
+    if (f.fluid)  // fluid mode: a snapshot of the window's mean queue (FluidQueuedNow, fluid.cc)
+      s.queued += FluidQueuedNow(f);
+    if (f.hybrid != nullptr) {
+      f.hybrid->Observe(s);
+    } else {
+      f.scaler->Observe(s);
+    }
   }
   Reconcile(fn);
   ScheduleWakeup(fn);
-  return f.hybrid == nullptr && f.stage == nullptr && rps == 0 && s.queued == 0 &&
+  return f.hybrid == nullptr && f.stage == nullptr && s.rps == 0 && s.queued == 0 &&
          f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval);
 }
 
@@ -138,17 +144,37 @@ void Engine::Reconcile(int fn) {
   ApplyParking(fn);
 }
 
+// A function sampled every second moves its next wake-up (the park time, say) on at each sample;
+// cancelling and re-adding the timer each time filled the event heap with cancelled entries. The
+// timer stays armed at the earliest time asked for and, when it fires before the wake-up now
+// due, re-arms for that time without reconciling: Reconcile still runs exactly at the due times.
 void Engine::ScheduleWakeup(int fn) {
   Function& f = fns_[fn];
   const absl::Time now = env_.Now();
-  const absl::Time t = f.hybrid != nullptr ? f.hybrid->NextWakeup() : f.scaler->NextWakeup();
+  absl::Time t = f.hybrid != nullptr ? f.hybrid->NextWakeup() : f.scaler->NextWakeup();
+  if (t <= now || t >= horizon_)
+    t = absl::InfiniteFuture();
+  f.wakeup_due = t;
+  if (t == absl::InfiniteFuture() || (f.wakeup != 0 && f.wakeup_at <= t))
+    return;  // nothing due (an armed timer finds nothing and stops), or armed early enough
   if (f.wakeup != 0)
     env_.Cancel(f.wakeup);
-  f.wakeup = 0;
-  if (t == absl::InfiniteFuture() || t <= now || t >= horizon_)
-    return;
-  f.wakeup = env_.RunAt(t, [this, fn] {
-    fns_[fn].wakeup = 0;
+  ArmWakeup(fn, t);
+}
+
+void Engine::ArmWakeup(int fn, absl::Time at) {
+  Function& f = fns_[fn];
+  f.wakeup_at = at;
+  f.wakeup = env_.RunAt(at, [this, fn] {
+    Function& g = fns_[fn];
+    g.wakeup = 0;
+    if (!g.fluid_samples.empty())  // a batch promised no wake-up within it; kept in order anyway
+      FlushFluidSamples(fn, env_.Now(), /*inclusive=*/false);
+    if (g.wakeup_due > env_.Now()) {  // moved on since the timer was armed
+      if (g.wakeup_due != absl::InfiniteFuture())
+        ArmWakeup(fn, g.wakeup_due);
+      return;
+    }
     Reconcile(fn);
     ScheduleWakeup(fn);
   });

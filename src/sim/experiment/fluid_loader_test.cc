@@ -40,6 +40,11 @@ TEST(FluidLoaderTest, AbsentMeansExactAndPresentTurnsItOn) {
   ASSERT_TRUE(on.ok()) << on.status();
   EXPECT_TRUE(on->fluid.enabled);
   EXPECT_EQ(on->fluid.min_mean_rps, 0.5);
+  EXPECT_EQ(on->fluid.batch_samples, 1);  // unbatched unless asked
+  absl::StatusOr<SimConfig> batched =
+      ParseExperiment(Experiment("fluid: {min_mean_rps: 0.5, batch_samples: 10}\n"), "e.yaml");
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  EXPECT_EQ(batched->fluid.batch_samples, 10);
 }
 
 TEST(FluidLoaderTest, BadValuesNameTheField) {
@@ -52,6 +57,12 @@ TEST(FluidLoaderTest, BadValuesNameTheField) {
   EXPECT_THAT(Error(Experiment("fluid: {}\n")),
               HasSubstr("field 'fluid.min_mean_rps': required field is missing"));
   EXPECT_THAT(Error(Experiment("fluid: 1\n")), HasSubstr("field 'fluid': must be a map"));
+  EXPECT_THAT(Error(Experiment("fluid: {min_mean_rps: 1, batch_samples: 0}\n")),
+              HasSubstr("dir/exp.yaml:8: field 'fluid.batch_samples': must be > 0"));
+  EXPECT_THAT(Error(Experiment("fluid: {min_mean_rps: 1, batch_samples: 2.5}\n")),
+              HasSubstr("field 'fluid.batch_samples'"));
+  EXPECT_THAT(Error(Experiment("fluid: {min_mean_rps: 1, batch_samples: 5000}\n")),
+              HasSubstr("field 'fluid.batch_samples': must be at most 3600"));
 }
 
 }  // namespace

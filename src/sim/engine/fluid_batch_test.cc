@@ -1,0 +1,103 @@
+// Batched fluid windows (FluidConfig::batch_samples) against unbatched fluid runs of the same
+// fleet: skipping windows that certainly see no arrival changes nothing at all (the whole result
+// is bit-identical), and under the `sluice` policy, whose scaler promises samples without a
+// decision, batches leave every decision (instances, cold starts, parks) as it was; only the
+// queue model's inputs (share taken once per batch) move latencies a little.
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+
+#include "core/registry/policy_registry.h"
+#include "sim/engine/engine_test_util.h"
+
+namespace sluice::sim {
+namespace {
+
+using core::SmQuota;
+using testing::FakeFunction;
+using testing::FakePolicyOptions;
+using testing::Poisson;
+
+// Functions from well below to well above generate_below_rps (2), able to scale to zero, for
+// 20 minutes on 2 x 4 GPUs.
+SimConfig Fleet(int batch_samples) {
+  SimConfig c = testing::SmallConfig(2, 4);
+  c.horizon = absl::Minutes(20);
+  int i = 0;
+  for (double rps : {0.3, 0.8, 1.5, 3.0, 6.0, 12.0}) {
+    FunctionConfig f = FakeFunction("f" + std::to_string(i++), SmQuota{0.5, 0.5}, Poisson(rps));
+    f.max_batch = 4;
+    f.max_queue_delay = absl::Milliseconds(5);
+    f.initial_instances = 0;
+    f.min_instances = 0;
+    c.functions.push_back(f);
+  }
+  c.fluid.enabled = true;
+  c.fluid.min_mean_rps = 0.2;
+  c.fluid.batch_samples = batch_samples;
+  return c;
+}
+
+struct Batched {
+  RunResult result;
+  int64_t batched = 0;
+  int64_t skipped = 0;
+};
+
+Batched RunCounted(const SimConfig& c, std::unique_ptr<core::PolicySet> policy,
+            const core::PerfModel& perf) {
+  auto e = Engine::Create(c, std::move(policy), "test", WorkloadVariant{}, perf, "t.yaml", nullptr);
+  EXPECT_TRUE(e.ok()) << e.status();
+  if (!e.ok())
+    return {};
+  auto r = (*e)->Run();
+  EXPECT_TRUE(r.ok()) << r.status();
+  return {r.ok() ? *r : RunResult{}, (*e)->fluid_batched_windows(),
+          (*e)->fluid_skipped_windows()};
+}
+
+Batched RunSluice(int batch_samples, const core::PerfModel& perf) {
+  auto policy = core::MakePolicySet("sluice", {}, "t.yaml");
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  return RunCounted(Fleet(batch_samples), std::move(*policy), perf);
+}
+
+TEST(FluidBatchTest, SkippingCertainlyEmptyWindowsChangesNothing) {
+  // The fake policy's scalers promise nothing, so no window is batched; only empty windows of
+  // the generated functions (below 2 rps) are skipped.
+  auto perf = testing::MakeFakePerf(absl::Milliseconds(60), absl::Milliseconds(15));
+  FakePolicyOptions o;
+  const Batched one = RunCounted(Fleet(1), std::make_unique<testing::FakePolicySet>(o), *perf);
+  const Batched ten = RunCounted(Fleet(10), std::make_unique<testing::FakePolicySet>(o), *perf);
+  EXPECT_EQ(one.skipped, 0);
+  EXPECT_GT(ten.skipped, 1000);
+  EXPECT_EQ(ten.batched, 0);
+  EXPECT_EQ(testing::Dump(ten.result), testing::Dump(one.result));
+}
+
+TEST(FluidBatchTest, BatchesUnderSluiceTakeTheSameDecisions) {
+  auto perf = testing::MakeFakePerf(absl::Milliseconds(60), absl::Milliseconds(15));
+  const Batched one = RunSluice(1, *perf);
+  const Batched ten = RunSluice(10, *perf);
+  EXPECT_EQ(one.batched, 0);
+  EXPECT_GT(ten.batched, 2000);
+  ASSERT_EQ(one.result.functions.size(), ten.result.functions.size());
+  for (size_t i = 0; i < one.result.functions.size(); ++i) {
+    const FunctionResult& a = one.result.functions[i];
+    const FunctionResult& b = ten.result.functions[i];
+    EXPECT_EQ(b.requests, a.requests) << a.name;
+    EXPECT_EQ(b.cold_starts, a.cold_starts) << a.name;
+    EXPECT_EQ(b.parks, a.parks) << a.name;
+    EXPECT_EQ(b.unparks, a.unparks) << a.name;
+    EXPECT_NEAR(b.held_gpu_seconds, a.held_gpu_seconds, 1e-6 * a.held_gpu_seconds) << a.name;
+    EXPECT_NEAR(b.svr, a.svr, 0.01) << a.name;
+    EXPECT_NEAR(b.mean_ms, a.mean_ms, 0.02 * a.mean_ms) << a.name;
+    EXPECT_NEAR(b.idle_memory_gib_s, a.idle_memory_gib_s, 0.01 * a.idle_memory_gib_s) << a.name;
+  }
+  EXPECT_EQ(ten.result.peak_active_gpus, one.result.peak_active_gpus);
+  EXPECT_NEAR(ten.result.mean_active_gpus, one.result.mean_active_gpus, 1e-9);
+}
+
+}  // namespace
+}  // namespace sluice::sim
