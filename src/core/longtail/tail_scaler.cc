@@ -47,6 +47,27 @@ int TailScaler::SamplesWithoutDecision(absl::Time now, absl::Duration interval,
   return static_cast<int>(std::min<int64_t>(k, bound));
 }
 
+int TailScaler::QuietSamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                                            int instances) const {
+  if (!last_active_.has_value() || !(interval > absl::ZeroDuration()) || instances < 1 ||
+      Desired(now) != instances) {
+    return 0;
+  }
+  constexpr int64_t kMax = 1 << 20;
+  const absl::Time wake = NextWakeup();
+  const int64_t k =
+      wake == absl::InfiniteFuture() ? kMax : (wake - now - absl::Nanoseconds(1)) / interval;
+  if (k <= 0)
+    return 0;
+  const bool recent = now - *last_active_ < config_.lazy.window;
+  const int floor = Resident(now) ? 1 : 0;
+  if (!recent || floor >= instances)  // lazy decisions do not count, or the floor covers them
+    return static_cast<int>(std::min(k, kMax));
+  if (lazy_->Desired(now) != instances)
+    return 0;
+  return static_cast<int>(std::min<int64_t>(k, lazy_->SamplesBeforeScaleIn(instances)));
+}
+
 void TailScaler::Observe(const LoadSample& sample) {
   seen_ = std::max(seen_, sample.at);
   const bool quiet = sample.rps <= 0 && sample.queued <= 0;

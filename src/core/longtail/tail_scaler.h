@@ -73,6 +73,10 @@ class TailScaler final : public HorizontalScaler {
   // wake-up into it).
   int SamplesWithoutDecision(absl::Time now, absl::Duration interval,
                              int instances) const override;
+  // Before NextWakeup the tiers stand still; quiet samples never add a high sample, so only a lazy
+  // scale-in can come, and not even that counts while the resident floor covers the instances.
+  int QuietSamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                                  int instances) const override;
 
   // Whether the function's instances may be demoted at `now` (for tests and traces).
   bool Resident(absl::Time now) const;

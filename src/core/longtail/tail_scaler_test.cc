@@ -149,6 +149,65 @@ TEST(TailScalerTest, SamplesWithoutDecisionAreKeptWhateverTheLoad) {
   EXPECT_GT(promises, 500);  // the property was exercised
 }
 
+// Property: whenever QuietSamplesWithoutDecision(t, 1 s, n) returns k, k quiet samples leave
+// Desired, ActiveWanted and NextWakeup as they were. Between promises the load is random (idle
+// stretches, light and heavy phases), with a fixed or a histogram keep-alive.
+TEST(TailScalerTest, QuietSamplesWithoutDecisionAreKept) {
+  std::mt19937 rng(11);
+  const double rates[] = {0, 0, 0.05, 3, 30};
+  int promises = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    TailScalerConfig c;
+    c.prewarm = trial % 2 == 0;
+    c.keep_alive = absl::Seconds(60 + 20 * (trial % 3));
+    auto s = Make(c);
+    int n = 0;
+    double rate = 0;
+    for (int sec = 1; sec <= 3000; ++sec) {
+      if (rng() % 90 == 0)
+        rate = rates[rng() % 5];
+      const double rps = rate == 0 ? 0.0 : std::poisson_distribution<int>(rate)(rng);
+      absl::Time t = kT0 + absl::Seconds(sec);
+      s->Observe(LoadSample{t, rps, n, 10, 0});
+      n = s->Desired(t);
+      const int k = s->QuietSamplesWithoutDecision(t, absl::Seconds(1), n);
+      if (k <= 0)
+        continue;
+      ++promises;
+      const int active = s->ActiveWanted(t);
+      const absl::Time wake = s->NextWakeup();
+      for (int j = 0; j < k && sec < 3000; ++j) {
+        t = kT0 + absl::Seconds(++sec);
+        s->Observe(LoadSample{t, 0, n, 10, 0});
+        ASSERT_EQ(s->Desired(t), n) << "trial " << trial << " t=" << sec;
+        ASSERT_EQ(s->ActiveWanted(t), active) << "trial " << trial << " t=" << sec;
+        ASSERT_EQ(s->NextWakeup(), wake) << "trial " << trial << " t=" << sec;
+      }
+    }
+  }
+  EXPECT_GT(promises, 300);
+}
+
+TEST(TailScalerTest, QuietPromiseStopsBeforeTheLazyScaleIn) {
+  TailScalerConfig c;
+  c.prewarm = false;
+  c.keep_alive = absl::Minutes(5);
+  auto s = Make(c);
+  for (int t = 1; t <= 40; ++t)  // two instances at 15 rps: neither high (> 20) nor low (< 10)
+    s->Observe(At(absl::Seconds(t), 15, 2));
+  ASSERT_EQ(s->Desired(kT0 + absl::Seconds(40)), 2);
+  for (int t = 41; t <= 51; ++t)
+    s->Observe(At(absl::Seconds(t), 0, 2));
+  // Parked since 50 s; the 31st low sample (at 71 s) makes the lazy scaler (and, above the
+  // resident floor of one, Desired) go to 1: quiet samples at 52..70 s are safe, no more.
+  const absl::Time now = kT0 + absl::Seconds(51);
+  EXPECT_EQ(s->ActiveWanted(now), 0);
+  EXPECT_EQ(s->QuietSamplesWithoutDecision(now, absl::Seconds(1), 2), 19);
+  for (int t = 52; t <= 71; ++t)
+    s->Observe(At(absl::Seconds(t), 0, 2));
+  EXPECT_EQ(s->Desired(kT0 + absl::Seconds(71)), 1);
+}
+
 TEST(TailScalerTest, NoPromiseWithoutAnActiveSampleOrOnceParked) {
   TailScalerConfig c;
   c.park_after = absl::Seconds(10);

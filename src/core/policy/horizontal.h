@@ -49,6 +49,13 @@ class HorizontalScaler {
                                      int instances) const {
     return 0;
   }
+  // The same promise for quiet samples only (rps 0, nothing queued), which leave NextWakeup
+  // where it is: k quiet samples, all before NextWakeup, that change neither Desired nor
+  // ActiveWanted at their times. Default: 0.
+  virtual int QuietSamplesWithoutDecision(absl::Time now, absl::Duration interval,
+                                          int instances) const {
+    return 0;
+  }
 };
 
 }  // namespace sluice::core
