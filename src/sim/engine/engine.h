@@ -65,6 +65,8 @@ class Engine : public GpuShareModel::Listener {
   // Fluid windows served in batches of more than one, and skipped as certainly empty.
   int64_t fluid_batched_windows() const { return fluid_batched_windows_; }
   int64_t fluid_skipped_windows() const { return fluid_skipped_windows_; }
+  // Quiet samples of exact functions held back in quiet batches.
+  int64_t quiet_batched_samples() const { return quiet_batched_samples_; }
 
  private:
   struct Training {
@@ -126,6 +128,11 @@ class Engine : public GpuShareModel::Listener {
     // observed at the sample at fluid_batch_end (skipped by Sample before it).
     std::vector<FluidSample> fluid_samples;
     absl::Time fluid_batch_end = absl::InfinitePast();
+    // A quiet batch (quiet_batch.cc): the quiet samples at quiet_from + j x interval,
+    // j = 1..quiet_samples, held back; Sample visits the function again at quiet_revisit.
+    absl::Time quiet_from;
+    int quiet_samples = 0;
+    absl::Time quiet_revisit = absl::InfinitePast();
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -279,6 +286,10 @@ class Engine : public GpuShareModel::Listener {
   int FluidBatchLength(int fn) const;
   void FluidBatch(int fn, int k);
   void FluidBatchWindow(int fn, FluidBatches& m, absl::Time from, FluidBatchTally& tally);
+  // Quiet batches of exact functions (quiet_batch.cc; FluidConfig::batch_samples > 1).
+  bool StartQuietBatch(int fn, const core::LoadSample& last);
+  void FlushQuietSamples(int fn, absl::Time before, bool drop_rest);
+  void Revisits();
   // Observes fn's held-back samples with times before `until` (at or before it if `inclusive`);
   // returns the last one observed (a default sample when none).
   core::LoadSample FlushFluidSamples(int fn, absl::Time until, bool inclusive);
@@ -335,6 +346,10 @@ class Engine : public GpuShareModel::Listener {
   std::vector<int> fluid_round_fns_;
   int64_t fluid_round_ = 0;
   int64_t fluid_batched_windows_ = 0;
+  int64_t quiet_batched_samples_ = 0;
+  // Functions out of the sample list for a quiet batch, by the sample round (whole intervals
+  // since the start, modulo batch_samples + 2) at which Sample visits them again.
+  std::vector<std::vector<int>> revisits_;
   int64_t fluid_skipped_windows_ = 0;
   absl::Status error_;
   bool ran_ = false;

@@ -8,8 +8,9 @@
 // share and interference are taken once, and windows with equal counts share one queue solution
 // and one set of histogram points. The k samples are held back (Function::fluid_samples) and
 // observed, in order and with their own times, at the batch's last sample, which then reconciles
-// once: by the promise that is where the unbatched run would first have acted on them.
-// Functions are kept in a calendar by the round their next window starts at. Single-threaded, as
+// once: by the promise that is where the unbatched run would first have acted on them. Sample
+// drops the function from its list during the batch and the round before the batch's end puts it
+// back. Functions are kept in a calendar by the round their next window starts at. Single-threaded, as
 // the engine.
 #include <algorithm>
 #include <cmath>
@@ -45,6 +46,15 @@ void Engine::FluidBatchRound() {
     fluid_due_[static_cast<size_t>((fluid_round_ + k) % slots)].push_back(fn);
   }
   fluid_round_fns_.clear();
+  // Batches ending at the next sample: back into the sample list, which observes their samples.
+  const absl::Time next = env_.Now() + config_.sample_interval;
+  for (int fn : fluid_due_[static_cast<size_t>((fluid_round_ + 1) % slots)]) {
+    Function& f = fns_[fn];
+    if (f.fluid_batch_end == next && !f.sampled) {
+      f.sampled = true;
+      sample_adds_.push_back(fn);
+    }
+  }
   ++fluid_round_;
 }
 
@@ -103,10 +113,6 @@ void Engine::FluidBatch(int fn, int k) {
   f.metrics.OnArrivals(tally.arrivals);
   f.fluid_queued = f.fluid_samples.back().queued_mean;
   f.fluid_batch_end = now + interval * k;
-  if (!f.sampled) {  // its held-back samples are observed when Sample visits it
-    f.sampled = true;
-    sample_adds_.push_back(fn);
-  }
   FluidIdle(active, tally.rho_sum / k, tally.idle_s, absl::ToDoubleSeconds(interval) * k);
 }
 

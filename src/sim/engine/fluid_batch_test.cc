@@ -3,9 +3,12 @@
 // is bit-identical), and under the `sluice` policy, whose scaler promises samples without a
 // decision, batches leave every decision (instances, cold starts, parks) as it was; only the
 // queue model's inputs (share taken once per batch) move latencies a little.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 #include "core/registry/policy_registry.h"
@@ -43,6 +46,7 @@ struct Batched {
   RunResult result;
   int64_t batched = 0;
   int64_t skipped = 0;
+  int64_t quiet = 0;
 };
 
 Batched RunCounted(const SimConfig& c, std::unique_ptr<core::PolicySet> policy,
@@ -54,7 +58,20 @@ Batched RunCounted(const SimConfig& c, std::unique_ptr<core::PolicySet> policy,
   auto r = (*e)->Run();
   EXPECT_TRUE(r.ok()) << r.status();
   return {r.ok() ? *r : RunResult{}, (*e)->fluid_batched_windows(),
-          (*e)->fluid_skipped_windows()};
+          (*e)->fluid_skipped_windows(), (*e)->quiet_batched_samples()};
+}
+
+// Equal results, every field; on a difference, the first differing line of each (a whole dump
+// has a line per sample).
+void ExpectSameResult(const RunResult& a, const RunResult& b) {
+  const std::vector<std::string> la = absl::StrSplit(testing::Dump(a), '\n');
+  const std::vector<std::string> lb = absl::StrSplit(testing::Dump(b), '\n');
+  int shown = 0;
+  for (size_t i = 0; i < std::min(la.size(), lb.size()) && shown < 3; ++i) {
+    EXPECT_EQ(la[i], lb[i]) << "line " << i;
+    shown += la[i] != lb[i] ? 1 : 0;
+  }
+  EXPECT_EQ(la.size(), lb.size());
 }
 
 Batched RunSluice(int batch_samples, const core::PerfModel& perf) {
@@ -73,7 +90,7 @@ TEST(FluidBatchTest, SkippingCertainlyEmptyWindowsChangesNothing) {
   EXPECT_EQ(one.skipped, 0);
   EXPECT_GT(ten.skipped, 1000);
   EXPECT_EQ(ten.batched, 0);
-  EXPECT_EQ(testing::Dump(ten.result), testing::Dump(one.result));
+  ExpectSameResult(ten.result, one.result);
 }
 
 TEST(FluidBatchTest, BatchesUnderSluiceTakeTheSameDecisions) {
@@ -97,6 +114,32 @@ TEST(FluidBatchTest, BatchesUnderSluiceTakeTheSameDecisions) {
   }
   EXPECT_EQ(ten.result.peak_active_gpus, one.result.peak_active_gpus);
   EXPECT_NEAR(ten.result.mean_active_gpus, one.result.mean_active_gpus, 1e-9);
+}
+
+// Rarely invoked functions (all exact: below min_mean_rps) spend most samples quiet inside the
+// lazy window after each arrival; quiet batches hold those back without changing anything.
+TEST(FluidBatchTest, QuietBatchesOfRareFunctionsChangeNothing) {
+  auto perf = testing::MakeFakePerf(absl::Milliseconds(60), absl::Milliseconds(15));
+  auto rare = [](int batch_samples) {
+    SimConfig c = Fleet(batch_samples);
+    c.horizon = absl::Minutes(30);
+    const double rates[] = {0.01, 0.02, 0.05, 0.1, 0.15, 0.3};
+    for (size_t i = 0; i < c.functions.size(); ++i)
+      c.functions[i].workload = Poisson(rates[i]);
+    // A minute of 40 rps, then silence: scaled out, then in over quiet samples.
+    std::vector<double> burst;
+    for (int k = 0; k < 2400; ++k)
+      burst.push_back(30.0 + k * 0.025);
+    c.functions[5].workload = testing::Trace("burst", burst);
+    c.fluid.min_mean_rps = 1;  // none is fluid
+    return c;
+  };
+  auto policy = [] { return *core::MakePolicySet("sluice", {}, "t.yaml"); };
+  const Batched one = RunCounted(rare(1), policy(), *perf);
+  const Batched many = RunCounted(rare(30), policy(), *perf);
+  EXPECT_EQ(one.quiet, 0);
+  EXPECT_GT(many.quiet, 1000);
+  ExpectSameResult(many.result, one.result);
 }
 
 }  // namespace

@@ -39,8 +39,10 @@ bool Engine::SampleFunction(int fn, double rps) {
     return false;
   core::LoadSample s;
   s.at = env_.Now();
-  if (f.fluid_batch_end > s.at)
-    return false;  // a fluid batch holds its samples back until its last one (fluid_batch.cc)
+  if (f.fluid_batch_end > s.at)  // a fluid batch holds its samples back until its last one:
+    return true;                 // out of the list until then (FluidBatchRound puts it back)
+  if (f.quiet_samples > 0)
+    FlushQuietSamples(fn, s.at, /*drop_rest=*/true);
   if (!f.fluid_samples.empty()) {
     s = FlushFluidSamples(fn, s.at, /*inclusive=*/true);  // the batch's, this one the last
   } else {
@@ -60,8 +62,9 @@ bool Engine::SampleFunction(int fn, double rps) {
   }
   Reconcile(fn);
   ScheduleWakeup(fn);
-  return f.hybrid == nullptr && f.stage == nullptr && s.rps == 0 && s.queued == 0 &&
-         f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval);
+  if (f.hybrid != nullptr || f.stage != nullptr || s.rps != 0 || s.queued != 0)
+    return false;
+  return f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval) || StartQuietBatch(fn, s);
 }
 
 void Engine::Sample() {
@@ -73,6 +76,7 @@ void Engine::Sample() {
   // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
   const bool per_function = fns_.size() <= kTimelineFunctionColumns;
   std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+  Revisits();
   MergeSampleAdds();
   size_t kept = 0;
   for (size_t k = 0; k < sample_list_.size(); ++k) {
@@ -170,6 +174,8 @@ void Engine::ArmWakeup(int fn, absl::Time at) {
     g.wakeup = 0;
     if (!g.fluid_samples.empty())  // a batch promised no wake-up within it; kept in order anyway
       FlushFluidSamples(fn, env_.Now(), /*inclusive=*/false);
+    if (g.quiet_samples > 0)
+      FlushQuietSamples(fn, env_.Now(), /*drop_rest=*/false);
     if (g.wakeup_due > env_.Now()) {  // moved on since the timer was armed
       if (g.wakeup_due != absl::InfiniteFuture())
         ArmWakeup(fn, g.wakeup_due);
