@@ -35,8 +35,8 @@ void LazyScaler::Recount(int n, double cap) {
   counted_cap_ = cap;
   counted_high_ = 0;
   counted_low_ = 0;
-  for (const Point& p : window_)
-    Count(p, +1);
+  for (size_t i = 0; i < window_.size(); ++i)
+    Count(window_[i], +1);
 }
 
 void LazyScaler::Observe(const LoadSample& sample) {

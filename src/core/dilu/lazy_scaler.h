@@ -5,13 +5,13 @@
 #ifndef SLUICE_CORE_DILU_LAZY_SCALER_H_
 #define SLUICE_CORE_DILU_LAZY_SCALER_H_
 
-#include <deque>
 #include <memory>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "common/ring_queue.h"
 #include "core/policy/horizontal.h"
 
 namespace sluice::core {
@@ -80,7 +80,7 @@ class LazyScaler final : public HorizontalScaler {
   void Recount(int n, double cap);
 
   LazyScalerConfig config_;
-  std::deque<Point> window_;
+  common::RingQueue<Point> window_;
   int desired_;
   int high_ = 0;  // as counted at the last sample (0 when it made no load-based decision)
   int low_ = 0;
