@@ -84,11 +84,18 @@ class DiurnalRenewalSource final : public ArrivalSource {
       return 0;
     const double t0 = window_.offset_s + absl::ToDoubleSeconds(from - window_.start);
     const double t1 = t0 + absl::ToDoubleSeconds(to - from);
-    return DrawRenewalCount(rng_, rate_ * (G(t1) - G(t0)), exponential_ ? 1.0 : cv_);
+    // Windows come back to back: the last window's end is this one's start (same value, fewer
+    // sines).
+    const double g0 = t0 == g_at_ ? g_ : G(t0);
+    g_at_ = t1;
+    g_ = G(t1);
+    return DrawRenewalCount(rng_, rate_ * (g_ - g0), exponential_ ? 1.0 : cv_);
   }
 
  private:
   static constexpr double kW = 2 * std::numbers::pi / kDay;
+  double g_at_ = -1;  // G(g_at_) = g_: the end of the last DrawCount window
+  double g_ = 0;
 
   double G(double t) const {
     return t + amp_ / kW * (std::sin(kW * (t - peak_)) + std::sin(kW * peak_));
