@@ -286,7 +286,7 @@ class Engine : public GpuShareModel::Listener {
   int FluidBatchLength(int fn) const;
   void FluidBatch(int fn, int k);
   void FluidBatchWindow(int fn, FluidBatches& m, absl::Time from, FluidBatchTally& tally);
-  // Quiet batches of exact functions (quiet_batch.cc; FluidConfig::batch_samples > 1).
+  // Quiet batches of rarely invoked functions (quiet_batch.cc; SimConfig::quiet_batch_samples).
   bool StartQuietBatch(int fn, const core::LoadSample& last);
   void FlushQuietSamples(int fn, absl::Time before, bool drop_rest);
   void Revisits();

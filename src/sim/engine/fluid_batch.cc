@@ -81,7 +81,8 @@ int Engine::FluidBatchLength(int fn) const {
   const absl::Duration interval = config_.sample_interval;
   const int64_t to_horizon = (horizon_ - now) / interval;  // whole windows before the horizon
   int k = static_cast<int>(std::min<int64_t>(config_.fluid.batch_samples, to_horizon));
-  if (k <= 1 || f.deployed.empty() || !f.gateway.held.empty() || f.fluid_backlog > 0)
+  if (k <= 1 || f.deployed.empty() || !f.gateway.held.empty() || f.fluid_backlog > 0 ||
+      f.quiet_samples > 0)  // a quiet batch holds its samples (quiet_batch.cc)
     return 1;
   for (int32_t id : f.deployed) {
     const Instance& inst = *instances_[id];

@@ -116,12 +116,14 @@ TEST(FluidBatchTest, BatchesUnderSluiceTakeTheSameDecisions) {
   EXPECT_NEAR(ten.result.mean_active_gpus, one.result.mean_active_gpus, 1e-9);
 }
 
-// Rarely invoked functions (all exact: below min_mean_rps) spend most samples quiet inside the
-// lazy window after each arrival; quiet batches hold those back without changing anything.
+// Rarely invoked functions (exact below min_mean_rps, one fluid burst) spend most samples quiet
+// inside the lazy window after each arrival; quiet batches (on by default) hold those back
+// without changing anything.
 TEST(FluidBatchTest, QuietBatchesOfRareFunctionsChangeNothing) {
   auto perf = testing::MakeFakePerf(absl::Milliseconds(60), absl::Milliseconds(15));
   auto rare = [](int batch_samples) {
-    SimConfig c = Fleet(batch_samples);
+    SimConfig c = Fleet(1);
+    c.quiet_batch_samples = batch_samples;
     c.horizon = absl::Minutes(30);
     const double rates[] = {0.01, 0.02, 0.05, 0.1, 0.15, 0.3};
     for (size_t i = 0; i < c.functions.size(); ++i)

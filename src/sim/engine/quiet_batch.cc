@@ -1,7 +1,9 @@
-// Quiet batches (sim_config.h: FluidConfig::batch_samples > 1; issue 13's speed target). A rarely
+// Quiet batches (sim_config.h: SimConfig::quiet_batch_samples, on by default; exact; issue 13's
+// speed target). A rarely
 // invoked function stays in the sample list for its scaler's window after each arrival (40 s for
 // Dilu's lazy scaler), and each of those samples is quiet: nothing arrived, nothing is queued.
-// When its next arrival is known to come later, nothing is outstanding, every instance is warm
+// When its next arrival is known to come later (exact functions, and fluid ones whose arrivals
+// are generated), nothing is outstanding, every instance is warm
 // and its scaler promises k quiet samples without a decision and before its next wake-up
 // (HorizontalScaler::QuietSamplesWithoutDecision), the function leaves the sample list for k
 // samples; they are observed, in order and with their own times, when it is visited again (the
@@ -18,8 +20,13 @@ namespace sluice::sim {
 // just observed and reconciled.
 bool Engine::StartQuietBatch(int fn, const core::LoadSample& last) {
   Function& f = fns_[fn];
-  const int batch = config_.fluid.batch_samples;
-  if (batch <= 1 || f.fluid || f.scaler == nullptr || !f.gateway.held.empty())
+  const int batch = config_.quiet_batch_samples;
+  if (batch <= 1 || f.scaler == nullptr || !f.gateway.held.empty())
+    return false;
+  // A fluid function qualifies while its arrivals are generated (next_arrival: the first not yet
+  // counted into a window) and its windows have left nothing queued.
+  if (f.fluid &&
+      (!f.fluid_generated || !f.fluid_next_primed || f.fluid_backlog > 0 || f.fluid_queued > 0))
     return false;
   for (int32_t id : f.deployed) {
     const Instance& inst = *instances_[id];

@@ -157,6 +157,10 @@ struct SimConfig {
   std::vector<WorkloadVariant> workloads;  // empty = one variant "default"
   absl::Duration horizon = absl::Minutes(10);     // arrivals stop; the run drains after it
   absl::Duration sample_interval = absl::Seconds(1);  // scaler samples and timelines
+  // Quiet batches (exact; src/sim/engine/quiet_batch.cc): at most this many quiet samples of a
+  // rarely invoked function held back while its scaler promises they change nothing. >= 1;
+  // 1 = off. Results are the same either way; only the engine's visits change.
+  int quiet_batch_samples = 60;
   // After the horizon the run keeps going until every request and training job finished, but at
   // most this long; whatever is still unfinished then counts as dropped / unfinished.
   absl::Duration drain_timeout = absl::Hours(1);

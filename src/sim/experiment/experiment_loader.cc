@@ -289,6 +289,10 @@ absl::Status ParseRunSettings(const StrictMap& top, const std::string& path, Sim
                                                    absl::ToDoubleSeconds(c.drain_timeout)));
   c.drain_timeout = absl::Seconds(drain);
   SLUICE_ASSIGN_OR_RETURN(c.report_theory_mm1, top.Bool("report_theory_mm1", false));
+  SLUICE_ASSIGN_OR_RETURN(const int64_t quiet,
+                          top.Int("quiet_batch_samples", Range::kPositive, c.quiet_batch_samples));
+  if (quiet > 3600) return top.ErrorAt("quiet_batch_samples", "must be at most 3600");
+  c.quiet_batch_samples = static_cast<int>(quiet);
   SLUICE_RETURN_IF_ERROR(ParseFluid(top, c.fluid));
   return ParseColdStart(top, c.cold_start);
 }
@@ -301,7 +305,7 @@ absl::StatusOr<LoadedExperiment> ParseTop(const YAML::Node& root, const std::str
                         {"experiment", "kind", "description", "seed", "horizon_s",
                          "sample_interval_s", "drain_timeout_s", "report_theory_mm1", "cluster",
                          "cold_start", "profiler", "functions", "policies", "workloads",
-                         "slo_sweep", "network", "fluid"}));
+                         "slo_sweep", "network", "fluid", "quiet_batch_samples"}));
   LoadedExperiment out;
   SimConfig& c = out.config;
   SLUICE_RETURN_IF_ERROR(ParseRunSettings(top, path, c));

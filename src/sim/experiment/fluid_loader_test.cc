@@ -65,5 +65,18 @@ TEST(FluidLoaderTest, BadValuesNameTheField) {
               HasSubstr("field 'fluid.batch_samples': must be at most 3600"));
 }
 
+TEST(FluidLoaderTest, QuietBatchSamplesDefaultsOnAndIsChecked) {
+  absl::StatusOr<SimConfig> c = ParseExperiment(Experiment(""), "dir/exp.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->quiet_batch_samples, 60);
+  c = ParseExperiment(Experiment("quiet_batch_samples: 1\n"), "dir/exp.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->quiet_batch_samples, 1);
+  EXPECT_THAT(Error(Experiment("quiet_batch_samples: 0\n")),
+              HasSubstr("dir/exp.yaml:8: field 'quiet_batch_samples': must be > 0"));
+  EXPECT_THAT(Error(Experiment("quiet_batch_samples: 4000\n")),
+              HasSubstr("field 'quiet_batch_samples': must be at most 3600"));
+}
+
 }  // namespace
 }  // namespace sluice::sim
