@@ -1,6 +1,8 @@
-// FitIndex: bucketed keys plus a max-segment tree over the buckets. Bucket maxima are recomputed
-// from the bucket's members on every change because a max cannot be "un-maxed" on removal; the
-// buckets are small in practice (thousands of buckets for thousands of active GPUs).
+// FitIndex: bucketed keys plus a max-segment tree over the buckets. A max cannot be "un-maxed" on
+// removal, and a bucket can hold thousands of GPUs (every idle GPU has the same fragmentation
+// key), so a member holding a maximum that leaves or shrinks only marks its bucket stale: the
+// tree keeps an upper bound (searches stay exact: they check every member they scan), and a
+// search that reaches a stale bucket recomputes its maxima first.
 #include "core/dilu/fit_index.h"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ FitIndex::FitIndex(int gpu_count, double key_lo, double key_hi, int buckets)
   while (leaves_ < buckets)
     leaves_ *= 2;
   tree_.assign(2 * leaves_, kNoRoom);
+  stale_.assign(buckets, 0);
 }
 
 int FitIndex::BucketOf(double key) const {
@@ -45,7 +48,7 @@ int FitIndex::BucketOf(double key) const {
   return b >= last ? last : static_cast<int>(b);
 }
 
-void FitIndex::Propagate(int b) {
+void FitIndex::Propagate(int b) const {
   for (int node = (leaves_ + b) / 2; node >= 1; node /= 2) {
     const Room m = Max(tree_[2 * node], tree_[2 * node + 1]);
     const Room& old = tree_[node];
@@ -55,11 +58,12 @@ void FitIndex::Propagate(int b) {
   }
 }
 
-void FitIndex::RefreshBucket(int b) {
+void FitIndex::RefreshBucket(int b) const {
   Room m = kNoRoom;
   for (int g : buckets_[b])
     m = Max(m, slots_[g].room);
   tree_[leaves_ + b] = m;
+  stale_[b] = 0;
   Propagate(b);
 }
 
@@ -73,10 +77,7 @@ void FitIndex::Upsert(int gpu, double key, const Room& room) {
     buckets_[b].push_back(gpu);
     ++size_;
   } else if (Attains(s.room, tree_[leaves_ + b])) {
-    s.key = key;
-    s.room = room;
-    RefreshBucket(b);  // the old room may have been the bucket's maximum
-    return;
+    stale_[b] = 1;  // the old room may have been the bucket's maximum: an upper bound now
   }
   s.key = key;
   s.room = room;
@@ -97,8 +98,11 @@ void FitIndex::Erase(int gpu) {
   s.bucket = -1;
   s.pos = -1;
   --size_;
-  if (Attains(s.room, tree_[leaves_ + b]))
-    RefreshBucket(b);
+  if (v.empty()) {
+    RefreshBucket(b);  // exact, and O(1)
+  } else if (Attains(s.room, tree_[leaves_ + b])) {
+    stale_[b] = 1;
+  }
 }
 
 int FitIndex::Descend(int node, int lo, int hi, int from, const Room& need) const {
@@ -114,9 +118,16 @@ int FitIndex::Descend(int node, int lo, int hi, int from, const Room& need) cons
 }
 
 int FitIndex::NextBucket(int from, const Room& need) const {
-  if (from >= static_cast<int>(buckets_.size()))
-    return -1;
-  return Descend(1, 0, leaves_ - 1, from, need);
+  while (from < static_cast<int>(buckets_.size())) {
+    const int b = Descend(1, 0, leaves_ - 1, from, need);
+    if (b < 0 || !stale_[b])
+      return b;
+    RefreshBucket(b);  // its maxima were an upper bound: exact again, then re-checked
+    if (Fits(tree_[leaves_ + b], need))
+      return b;
+    from = b + 1;
+  }
+  return -1;
 }
 
 int FitIndex::FindFirst(const Room& need) const {

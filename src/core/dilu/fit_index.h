@@ -29,10 +29,12 @@ inline bool Fits(const Room& room, const Room& need) {
 
 // How: keys are bucketed into `buckets` equal ranges of [key_lo, key_hi] (keys outside are
 // clamped into the end buckets); a max-segment tree over the buckets holds, per dimension, the
-// largest room of any member (recomputed only when a member holding a maximum leaves), so
-// Find skips whole key ranges that cannot host the demand and
-// scans only buckets whose maxima dominate it. Cost: O(log B) per update plus the size of the
-// touched bucket; a search scans the first bucket(s) that pass the max filter.
+// largest room of any member, so Find skips whole key ranges that cannot host the demand and
+// scans only buckets whose maxima dominate it. When a member holding a maximum leaves or shrinks,
+// the bucket's maxima stay as an upper bound and the bucket is marked stale; a search reaching a
+// stale bucket recomputes them first. Cost: O(log B) per update; a search scans the first
+// bucket(s) that pass the max filter, plus any stale bucket it reaches. Searches are logically
+// const (they only tighten the cached maxima).
 class FitIndex {
  public:
   // Index over GPU ids 0..gpu_count-1, all absent at first. Precondition: key_lo < key_hi,
@@ -61,15 +63,17 @@ class FitIndex {
     int pos = -1;     // index in buckets_[bucket]
   };
   int BucketOf(double key) const;
-  void RefreshBucket(int b);  // recompute bucket b's maxima from its members
-  void Propagate(int b);      // push leaf b's maxima up the tree
+  void RefreshBucket(int b) const;  // recompute bucket b's maxima from its members
+  void Propagate(int b) const;      // push leaf b's maxima up the tree
   // Leftmost bucket >= from whose maxima dominate `need`; -1 if none.
   int NextBucket(int from, const Room& need) const;
   int Descend(int node, int lo, int hi, int from, const Room& need) const;
 
   std::vector<Slot> slots_;
   std::vector<std::vector<int>> buckets_;
-  std::vector<Room> tree_;  // 1-based segment tree over buckets: per-dimension maxima
+  // 1-based segment tree over buckets: per-dimension maxima (upper bounds for stale buckets).
+  mutable std::vector<Room> tree_;
+  mutable std::vector<char> stale_;  // per bucket
   int leaves_ = 1;          // power of two >= bucket count
   double key_lo_;
   double scale_;  // buckets per key unit
