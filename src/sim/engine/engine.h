@@ -101,6 +101,7 @@ class Engine : public GpuShareModel::Listener {
     std::optional<Rng> service_rng;       // exponential service (validation)
     Gateway gateway;
     std::vector<int32_t> deployed;  // loading or warm
+    int parked_deployed = 0;        // of them, parked (Park / Unpark / PlaceInstance / Drain)
     int64_t interval_arrivals = 0;
     // The scaler's wake-up (sampling.cc, ScheduleWakeup): the armed timer, its time, and the
     // time the next Reconcile is due (InfiniteFuture: none; the timer re-arms when earlier).

@@ -72,6 +72,7 @@ absl::Status Engine::PlaceInstance(int fn, bool initial, bool parked) {
   Launch(fn, iid, std::move(gpus), quota, f.max_batch, initial);
   if (parked) {
     instances_.back()->parked = true;
+    ++fns_[fn].parked_deployed;
     fns_[fn].metrics.OnPark();
   }
   return absl::OkStatus();
@@ -244,6 +245,8 @@ void Engine::Drain(int32_t id) {
   auto it = std::find(list.begin(), list.end(), id);
   SLUICE_CHECK(it != list.end());
   list.erase(it);
+  if (inst.parked && !inst.is_cpu())
+    --f.parked_deployed;
   if (f.stage != nullptr)
     (inst.is_cpu() ? f.stage->cpu_deployed : f.stage->gpu_replicas).Add(env_.Now(), -1);
   if (inst.state() == InstanceState::kLoading) {

@@ -14,10 +14,7 @@
 namespace sluice::sim {
 
 int Engine::ActiveCount(const Function& f) const {
-  int n = 0;
-  for (int32_t id : f.deployed)
-    n += instances_[id]->parked ? 0 : 1;
-  return n;
+  return static_cast<int>(f.deployed.size()) - f.parked_deployed;
 }
 
 // Parks and un-parks as core::PickParking decides (one rule with the controller): the warm
@@ -67,6 +64,7 @@ void Engine::Requota(int32_t id, const core::SmQuota& quota) {
 void Engine::Park(int32_t id) {
   Instance& inst = *instances_[id];
   Requota(id, core::ParkedQuota());
+  fns_[inst.function()].parked_deployed += inst.parked ? 0 : 1;
   inst.parked = true;
   fns_[inst.function()].metrics.OnPark();
   Log(inst.function(), "park inst=", id);
@@ -75,6 +73,7 @@ void Engine::Park(int32_t id) {
 void Engine::Unpark(int32_t id) {
   Instance& inst = *instances_[id];
   Requota(id, fns_[inst.function()].quota);
+  fns_[inst.function()].parked_deployed -= inst.parked ? 1 : 0;
   inst.parked = false;
   inst.wake_at = env_.Now() + start_traits_.unpark;
   fns_[inst.function()].metrics.OnUnpark();
