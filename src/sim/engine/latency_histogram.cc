@@ -28,9 +28,15 @@ void LatencyHistogram::Add(double ms, double weight) {
   if (!(weight > 0))
     return;
   const size_t b = BucketOf(ms);
-  if (b >= buckets_.size())
-    buckets_.resize(b + 1, 0.0);
-  buckets_[b] += weight;
+  if (buckets_.empty()) {
+    first_ = b;
+  } else if (b < first_) {  // extend the range down
+    buckets_.insert(buckets_.begin(), first_ - b, 0.0);
+    first_ = b;
+  }
+  if (b - first_ >= buckets_.size())
+    buckets_.resize(b - first_ + 1, 0.0);
+  buckets_[b - first_] += weight;
   total_ += weight;
   sum_ms_ += weight * ms;
 }
@@ -47,7 +53,7 @@ double MergedPercentile(const std::vector<double>& sorted, const LatencyHistogra
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i] <= 0)
       continue;
-    const double v = LatencyHistogram::BucketMs(i);
+    const double v = LatencyHistogram::BucketMs(h.first_bucket() + i);
     for (; k < sorted.size() && sorted[k] <= v; ++k) {
       if (++seen >= rank)
         return sorted[k];
@@ -60,7 +66,8 @@ double MergedPercentile(const std::vector<double>& sorted, const LatencyHistogra
     if (++seen >= rank)
       return sorted[k];
   }
-  return sorted.empty() ? LatencyHistogram::BucketMs(b.size() - 1) : sorted.back();
+  return sorted.empty() ? LatencyHistogram::BucketMs(h.first_bucket() + b.size() - 1)
+                        : sorted.back();
 }
 
 }  // namespace sluice::sim

@@ -19,10 +19,15 @@ class LatencyHistogram {
   // Representative latency of bucket i (its geometric centre; bucket 0 holds everything < 1 us).
   static double BucketMs(size_t i);
   static size_t BucketOf(double ms);
+  // Weights of buckets first_bucket() .. first_bucket() + buckets().size() - 1 (the range used
+  // so far: a function's latencies span a few hundred of the ~2,000 buckets, and thousands of
+  // fluid functions each keep one).
+  size_t first_bucket() const { return first_; }
   const std::vector<double>& buckets() const { return buckets_; }
 
  private:
   std::vector<double> buckets_;
+  size_t first_ = 0;
   double total_ = 0;
   double sum_ms_ = 0;
 };

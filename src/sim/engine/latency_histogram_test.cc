@@ -51,5 +51,24 @@ TEST(LatencyHistogramTest, WeightsAreRepeatedValuesAndEmptyIsZero) {
   EXPECT_EQ(MergedPercentile({5000}, h, 1.0), 5000);
 }
 
+// The histogram keeps only the range of buckets used; adding in any order (extending it down as
+// well as up) gives the same percentiles, and the range is as narrow as the values.
+TEST(LatencyHistogramTest, AnyOrderOfAddsGivesTheSamePercentiles) {
+  const double values[] = {120, 0.5, 80, 3000, 45, 45, 260, 0.0005, 990};
+  LatencyHistogram up, down;
+  for (double v : values) up.Add(v, 1.5);
+  for (int i = 8; i >= 0; --i) down.Add(values[i], 1.5);
+  for (double p : {0.05, 0.2, 0.5, 0.8, 0.95, 1.0})
+    EXPECT_EQ(MergedPercentile({}, up, p), MergedPercentile({}, down, p)) << p;
+  EXPECT_EQ(up.first_bucket(), down.first_bucket());
+  EXPECT_EQ(up.buckets(), down.buckets());
+  LatencyHistogram narrow;
+  narrow.Add(100, 1);
+  narrow.Add(110, 1);
+  EXPECT_EQ(narrow.first_bucket(), LatencyHistogram::BucketOf(100));
+  EXPECT_EQ(narrow.buckets().size(),
+            LatencyHistogram::BucketOf(110) - LatencyHistogram::BucketOf(100) + 1);
+}
+
 }  // namespace
 }  // namespace sluice::sim
