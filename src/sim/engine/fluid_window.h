@@ -6,6 +6,7 @@
 #define SLUICE_SIM_ENGINE_FLUID_WINDOW_H_
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -48,9 +49,24 @@ struct FluidBatches {
   double slow = 0;   // mean interference slowdown
   double time_quota = 1;
 
+  // Batch latency at the share above; kept per batch size (a solve asks for the same few sizes
+  // dozens of times, and the model's latency is a pow or two). share, slow, time_quota and work
+  // must not change after the first call.
   double Latency(int b) {
+    const bool keep = b >= 0 && b < static_cast<int>(kept.size());
+    if (keep && kept[b] >= 0)
+      return kept[b];
     work.batch = b;
-    return work.SecondsAt(share, time_quota) * slow;
+    const double l = work.SecondsAt(share, time_quota) * slow;
+    if (keep)
+      kept[b] = l;
+    return l;
+  }
+  std::array<double, 33> kept = MakeUnknown();  // -1: not computed yet
+  static std::array<double, 33> MakeUnknown() {
+    std::array<double, 33> a;
+    a.fill(-1.0);
+    return a;
   }
   double LatencyAt(double b) {
     const int lo = static_cast<int>(b);
