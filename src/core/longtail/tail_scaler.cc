@@ -29,22 +29,32 @@ bool TailScaler::QuietSampleIsNoOp(absl::Time now) const {
 
 int TailScaler::SamplesWithoutDecision(absl::Time now, absl::Duration interval,
                                        int instances) const {
+  return PromiseSamples(now, interval, instances).quiet_first;
+}
+
+HorizontalScaler::SamplePromise TailScaler::PromiseSamples(absl::Time now, absl::Duration interval,
+                                                           int instances) const {
   if (!last_active_.has_value() || !(interval > absl::ZeroDuration()) || instances < 1)
-    return 0;
+    return {};
   const absl::Duration tier = std::min(config_.park_after, config_.lazy.window);
   // Samples at now + j x interval, j = 1..k: all before last_active + tier, so resident (a floor
-  // of one instance), recent and active whatever their load.
+  // of one instance), recent and active whatever their load. An active sample among them keeps
+  // the next (tier - epsilon) / interval ones so.
   const int64_t k = (*last_active_ + tier - now - absl::Nanoseconds(1)) / interval;
   if (k <= 0)
-    return 0;
+    return {};
   // Desired is max(lazy, 1) there: with one instance a lazy scale-in (to 0) changes nothing.
   const int lazy = lazy_->Desired(now);
   if (lazy != instances && !(instances == 1 && lazy < 1))
-    return 0;
+    return {};
   int bound = lazy_->SamplesBeforeScaleOut(instances);
   if (instances > 1)
     bound = std::min(bound, lazy_->SamplesBeforeScaleIn(instances));
-  return static_cast<int>(std::min<int64_t>(k, bound));
+  SamplePromise p;
+  p.samples = bound;
+  p.quiet_first = static_cast<int>(std::min<int64_t>(k, bound));
+  p.quiet_run = static_cast<int>((tier - absl::Nanoseconds(1)) / interval);
+  return p;
 }
 
 int TailScaler::QuietSamplesWithoutDecision(absl::Time now, absl::Duration interval,

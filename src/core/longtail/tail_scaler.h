@@ -73,6 +73,10 @@ class TailScaler final : public HorizontalScaler {
   // wake-up into it).
   int SamplesWithoutDecision(absl::Time now, absl::Duration interval,
                              int instances) const override;
+  // Refined: the lazy scaler's bound, with the tier kept by any active sample (quiet_run: the
+  // samples within min(park_after, lazy window) of it).
+  SamplePromise PromiseSamples(absl::Time now, absl::Duration interval,
+                               int instances) const override;
   // Before NextWakeup the tiers stand still; quiet samples never add a high sample, so only a lazy
   // scale-in can come, and not even that counts while the resident floor covers the instances.
   int QuietSamplesWithoutDecision(absl::Time now, absl::Duration interval,

@@ -149,6 +149,57 @@ TEST(TailScalerTest, SamplesWithoutDecisionAreKeptWhateverTheLoad) {
   EXPECT_GT(promises, 500);  // the property was exercised
 }
 
+// Property (the refined promise): a driver that knows each coming sample's load holds samples
+// back while PromiseSamples allows them (j <= quiet_first, or within quiet_run of an active one)
+// and then observes them in order: Desired and ActiveWanted stay at n at each, and a wake-up that
+// was due among them finds Desired and ActiveWanted unchanged once the samples before it are in.
+TEST(TailScalerTest, RefinedPromiseIsKeptWhenTheDriverKnowsTheLoad) {
+  std::mt19937 rng(17);
+  const double rates[] = {0, 0.3, 3, 9.5, 30};
+  int extended = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    TailScalerConfig c;
+    c.park_after = absl::Seconds(trial % 2 == 0 ? 10 : 25);
+    auto s = Make(c);
+    int n = 0;
+    double rate = 0;
+    auto draw = [&] { return rate == 0 ? 0.0 : std::poisson_distribution<int>(rate)(rng) * 1.0; };
+    int sec = 0;
+    while (sec < 2000) {
+      if (rng() % 40 == 0)
+        rate = rates[rng() % 5];
+      absl::Time t = kT0 + absl::Seconds(++sec);
+      s->Observe(LoadSample{t, draw(), n, 10, 0});
+      n = s->Desired(t);
+      const HorizontalScaler::SamplePromise p = s->PromiseSamples(t, absl::Seconds(1), n);
+      if (p.samples <= 0)
+        continue;
+      const int active_wanted = s->ActiveWanted(t);
+      const absl::Time due = s->NextWakeup();
+      int last_active = 0;
+      bool due_checked = false;
+      for (int j = 1; j <= p.samples && sec < 2000; ++j) {
+        const double rps = draw();
+        if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
+          break;  // the driver stops the batch before this sample
+        if (rps > 0)
+          last_active = j;
+        extended += j > p.quiet_first ? 1 : 0;
+        t = kT0 + absl::Seconds(++sec);
+        if (!due_checked && due <= t) {  // samples before the wake-up are in
+          due_checked = true;
+          ASSERT_EQ(s->Desired(due), n) << "trial " << trial << " due at t=" << sec;
+          ASSERT_EQ(s->ActiveWanted(due), active_wanted) << "trial " << trial << " t=" << sec;
+        }
+        s->Observe(LoadSample{t, rps, n, 10, 0});
+        ASSERT_EQ(s->Desired(t), n) << "trial " << trial << " t=" << sec;
+        ASSERT_EQ(s->ActiveWanted(t), active_wanted) << "trial " << trial << " t=" << sec;
+      }
+    }
+  }
+  EXPECT_GT(extended, 1000);  // samples beyond the unrefined promise were exercised
+}
+
 // Property: whenever QuietSamplesWithoutDecision(t, 1 s, n) returns k, k quiet samples leave
 // Desired, ActiveWanted and NextWakeup as they were. Between promises the load is random (idle
 // stretches, light and heavy phases), with a fixed or a histogram keep-alive.

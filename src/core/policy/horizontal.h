@@ -49,6 +49,22 @@ class HorizontalScaler {
                                      int instances) const {
     return 0;
   }
+  // The promise refined for a driver that knows which coming samples carry arrivals (it draws
+  // them itself): samples j = 1..`samples` change neither Desired nor ActiveWanted as long as
+  // each has j <= quiet_first or lies at most quiet_run samples after an earlier active one
+  // (i < j with rps > 0 or queued > 0); no new wake-up falls among them, and a wake-up due among
+  // them from before finds, once the samples before it are observed, nothing to change.
+  // Default: SamplesWithoutDecision's k, unrefined.
+  struct SamplePromise {
+    int samples = 0;
+    int quiet_first = 0;
+    int quiet_run = 0;
+  };
+  virtual SamplePromise PromiseSamples(absl::Time now, absl::Duration interval,
+                                       int instances) const {
+    const int k = SamplesWithoutDecision(now, interval, instances);
+    return {k, k, 0};
+  }
   // The same promise for quiet samples only (rps 0, nothing queued), which leave NextWakeup
   // where it is: k quiet samples, all before NextWakeup, that change neither Desired nor
   // ActiveWanted at their times. Default: 0.
