@@ -284,8 +284,8 @@ class Engine : public GpuShareModel::Listener {
   // Batched fluid windows (fluid_batch.cc; FluidConfig::batch_samples > 1).
   void FluidBatchRound();
   int FluidIdleWindows(int fn);
-  int FluidBatchLength(int fn) const;
-  void FluidBatch(int fn, int k);
+  core::HorizontalScaler::SamplePromise FluidBatchPromise(int fn) const;
+  int FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p);
   void FluidBatchWindow(int fn, FluidBatches& m, absl::Time from, FluidBatchTally& tally);
   // Quiet batches of rarely invoked functions (quiet_batch.cc; SimConfig::quiet_batch_samples).
   bool StartQuietBatch(int fn, const core::LoadSample& last);

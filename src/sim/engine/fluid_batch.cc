@@ -1,17 +1,19 @@
 // Batched fluid windows (sim_config.h: FluidConfig::batch_samples > 1; issue 13's speed target).
 // A busy fluid function costs a visit per sample interval: its load sample, a reconciliation, a
-// wake-up, a share and queue model, histogram points. While its scaler promises that the next k
-// samples cannot change a decision whatever load they carry
-// (HorizontalScaler::SamplesWithoutDecision) and its instances are all warm, unparked and free of
-// exact requests, the engine serves its next k windows in one visit: each window keeps its own
-// count (drawn or generated per interval, as before), backlog, mean queue and busy fraction; the
-// share and interference are taken once, and windows with equal counts share one queue solution
-// and one set of histogram points. The k samples are held back (Function::fluid_samples) and
-// observed, in order and with their own times, at the batch's last sample, which then reconciles
-// once: by the promise that is where the unbatched run would first have acted on them. Sample
-// drops the function from its list during the batch and the round before the batch's end puts it
-// back. Functions are kept in a calendar by the round their next window starts at. Single-threaded, as
-// the engine.
+// wake-up, a share and queue model, histogram points. While its instances are all warm, unparked
+// and free of exact requests and its scaler promises that the coming samples cannot change a
+// decision whatever load they carry, given which of them carry arrivals
+// (HorizontalScaler::PromiseSamples; the engine draws each window before it takes the next), the
+// engine serves its next k windows in one visit: each window keeps its own count (drawn or
+// generated per interval, as before), backlog, mean queue and busy fraction; the share and
+// interference are taken once, and windows with equal counts share one queue solution and one
+// set of histogram points. The k samples are held back (Function::fluid_samples) and observed,
+// in order and with their own times, at the batch's last sample, which then reconciles once: by
+// the promise that is where the unbatched run would first have acted on them (a wake-up due
+// inside the batch first observes the samples before it, and then finds nothing to do). Sample
+// drops the function from its list during the batch and the round before the batch's end puts
+// it back. Functions are kept in a calendar by the round their next window starts at.
+// Single-threaded, as the engine.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -37,11 +39,13 @@ void Engine::FluidBatchRound() {
     if (k > 0) {
       fns_[fn].fluid_queued = 0;  // windows without arrivals: nothing to serve or sample
       fluid_skipped_windows_ += k;
-    } else if (k = FluidBatchLength(fn); k > 1) {
-      FluidBatch(fn, k);
+    } else if (const core::HorizontalScaler::SamplePromise p = FluidBatchPromise(fn);
+               p.samples > 1 && p.quiet_first >= 1) {
+      k = FluidBatch(fn, p);
       fluid_batched_windows_ += k;
     } else {
       FluidWindow(fn, std::min(env_.Now() + config_.sample_interval, horizon_));
+      k = 1;
     }
     fluid_due_[static_cast<size_t>((fluid_round_ + k) % slots)].push_back(fn);
   }
@@ -74,37 +78,49 @@ int Engine::FluidIdleWindows(int fn) {
   return static_cast<int>(std::max<int64_t>(k, 0));
 }
 
-// How many windows fn's next visit may serve (1: one window, unbatched).
-int Engine::FluidBatchLength(int fn) const {
+// What fn's scaler promises for its next windows (capped by batch_samples and the horizon), or
+// nothing (one window, unbatched) unless every instance is warm, active and free of exact work.
+core::HorizontalScaler::SamplePromise Engine::FluidBatchPromise(int fn) const {
   const Function& f = fns_[fn];
   const absl::Time now = env_.Now();
   const absl::Duration interval = config_.sample_interval;
   const int64_t to_horizon = (horizon_ - now) / interval;  // whole windows before the horizon
-  int k = static_cast<int>(std::min<int64_t>(config_.fluid.batch_samples, to_horizon));
-  if (k <= 1 || f.deployed.empty() || !f.gateway.held.empty() || f.fluid_backlog > 0 ||
+  const int cap = static_cast<int>(std::min<int64_t>(config_.fluid.batch_samples, to_horizon));
+  if (cap <= 1 || f.deployed.empty() || !f.gateway.held.empty() || f.fluid_backlog > 0 ||
       f.quiet_samples > 0)  // a quiet batch holds its samples (quiet_batch.cc)
-    return 1;
+    return {};
   for (int32_t id : f.deployed) {
     const Instance& inst = *instances_[id];
     if (inst.state() != InstanceState::kWarm || inst.parked || inst.outstanding() != 0)
-      return 1;
+      return {};
   }
-  k = std::min(k, f.scaler->SamplesWithoutDecision(now, interval,
-                                                   static_cast<int>(f.deployed.size())));
-  return std::max(k, 1);
+  core::HorizontalScaler::SamplePromise p =
+      f.scaler->PromiseSamples(now, interval, static_cast<int>(f.deployed.size()));
+  p.samples = std::min(p.samples, cap);
+  p.quiet_first = std::min(p.quiet_first, p.samples);
+  return p;
 }
 
-// Serves fn's next k windows at once (see the file comment).
-void Engine::FluidBatch(int fn, int k) {
+// Serves fn's next windows at once (see the file comment), as many as the promise allows: window
+// j (from 1) while j <= quiet_first or an earlier window of the batch with arrivals lies at most
+// quiet_run before it (known once that window is drawn). Returns how many.
+int Engine::FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p) {
   Function& f = fns_[fn];
   const absl::Time now = env_.Now();
   const absl::Duration interval = config_.sample_interval;
-  const std::vector<int32_t>& active = f.deployed;  // all warm and unparked (FluidBatchLength)
+  const std::vector<int32_t>& active = f.deployed;  // all warm and unparked (FluidBatchPromise)
   FluidBatches m = FluidModel(f, active);
   FluidBatchTally tally;
   f.fluid_samples.clear();
-  for (int j = 0; j < k; ++j)
-    FluidBatchWindow(fn, m, now + interval * j, tally);
+  int k = 0, last_active = 0;
+  for (int j = 1; j <= p.samples; ++j) {
+    if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
+      break;
+    FluidBatchWindow(fn, m, now + interval * (j - 1), tally);
+    k = j;
+    if (f.fluid_samples.back().rps > 0)
+      last_active = j;
+  }
   const double slo_s = absl::ToDoubleSeconds(f.config->slo);
   for (size_t i = 0; i < tally.counts.size(); ++i) {
     const auto [n, windows] = tally.counts[i];
@@ -115,6 +131,7 @@ void Engine::FluidBatch(int fn, int k) {
   f.fluid_queued = f.fluid_samples.back().queued_mean;
   f.fluid_batch_end = now + interval * k;
   FluidIdle(active, tally.rho_sum / k, tally.idle_s, absl::ToDoubleSeconds(interval) * k);
+  return k;
 }
 
 // One window [from, from + interval) of a batch: its count, its service (stable windows with a

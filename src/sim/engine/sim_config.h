@@ -137,7 +137,7 @@ struct FluidConfig {
   // stay exact; no events); at or above it the count is drawn (DrawCount). >= 0.
   double generate_below_rps = 2.0;
   // Batched windows (>= 1; 1 = off): while a function's scaler promises that the next k samples
-  // cannot change a decision (HorizontalScaler::SamplesWithoutDecision) and every instance is
+  // cannot change a decision (HorizontalScaler::PromiseSamples) and every instance is
   // warm, holds its share and has no exact request, its next min(k, batch_samples) one-interval
   // windows are served at once (one share and queue model per distinct count) and their
   // samples reach the scaler together at the batch's last sample: the same decisions, fewer
