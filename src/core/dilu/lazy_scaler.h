@@ -61,6 +61,10 @@ class LazyScaler final : public HorizontalScaler {
   // `instances` (>= 1) with a known capacity.
   int SamplesBeforeScaleOut(int instances) const;
   int SamplesBeforeScaleIn(int instances) const;
+  // The thresholds the counts were taken against: a sample is high when rps > HighAbove(), low
+  // when rps < LowBelow() or (one instance) rps <= 0.
+  double HighAbove() const { return counted_n_ * counted_cap_; }
+  double LowBelow() const { return (counted_n_ - 1) * counted_cap_; }
 
   // Window contents counted at the last sample (for tests and traces).
   int high_samples() const { return high_; }

@@ -47,12 +47,17 @@ HorizontalScaler::SamplePromise TailScaler::PromiseSamples(absl::Time now, absl:
   const int lazy = lazy_->Desired(now);
   if (lazy != instances && !(instances == 1 && lazy < 1))
     return {};
-  int bound = lazy_->SamplesBeforeScaleOut(instances);
-  if (instances > 1)
-    bound = std::min(bound, lazy_->SamplesBeforeScaleIn(instances));
+  // Each sample adds at most one high and one low sample to the lazy window (leaving ones only
+  // lower the counts): the budgets before a threshold, with the thresholds to classify by.
   SamplePromise p;
-  p.samples = bound;
-  p.quiet_first = static_cast<int>(std::min<int64_t>(k, bound));
+  p.samples = SamplePromise::kUnlimited;
+  p.highs = lazy_->SamplesBeforeScaleOut(instances);
+  p.high_above = lazy_->HighAbove();
+  if (instances > 1) {
+    p.lows = lazy_->SamplesBeforeScaleIn(instances);
+    p.low_below = lazy_->LowBelow();
+  }
+  p.quiet_first = static_cast<int>(std::min<int64_t>(k, std::min(p.highs, p.lows)));
   p.quiet_run = static_cast<int>((tier - absl::Nanoseconds(1)) / interval);
   return p;
 }

@@ -150,8 +150,8 @@ TEST(TailScalerTest, SamplesWithoutDecisionAreKeptWhateverTheLoad) {
 }
 
 // Property (the refined promise): a driver that knows each coming sample's load holds samples
-// back while PromiseSamples allows them (j <= quiet_first, or within quiet_run of an active one)
-// and then observes them in order: Desired and ActiveWanted stay at n at each, and a wake-up that
+// back while PromiseSamples allows them (j <= quiet_first, or within quiet_run of an earlier
+// active one; fewer highs and lows than the budgets) and then observes them in order: Desired and ActiveWanted stay at n at each, and a wake-up that
 // was due among them finds Desired and ActiveWanted unchanged once the samples before it are in.
 TEST(TailScalerTest, RefinedPromiseIsKeptWhenTheDriverKnowsTheLoad) {
   std::mt19937 rng(17);
@@ -176,14 +176,17 @@ TEST(TailScalerTest, RefinedPromiseIsKeptWhenTheDriverKnowsTheLoad) {
         continue;
       const int active_wanted = s->ActiveWanted(t);
       const absl::Time due = s->NextWakeup();
-      int last_active = 0;
+      int last_active = 0, highs = 0, lows = 0;
       bool due_checked = false;
-      for (int j = 1; j <= p.samples && sec < 2000; ++j) {
+      for (int j = 1; j <= p.samples && j <= 60 && sec < 2000; ++j) {
         const double rps = draw();
         if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
           break;  // the driver stops the batch before this sample
-        if (rps > 0)
-          last_active = j;
+        if (highs >= p.highs || lows >= p.lows)
+          break;
+        last_active = rps > 0 ? j : last_active;
+        highs += rps > p.high_above ? 1 : 0;
+        lows += rps < p.low_below || (p.low_when_zero && rps <= 0) ? 1 : 0;
         extended += j > p.quiet_first ? 1 : 0;
         t = kT0 + absl::Seconds(++sec);
         if (!due_checked && due <= t) {  // samples before the wake-up are in

@@ -49,21 +49,34 @@ class HorizontalScaler {
                                      int instances) const {
     return 0;
   }
-  // The promise refined for a driver that knows which coming samples carry arrivals (it draws
-  // them itself): samples j = 1..`samples` change neither Desired nor ActiveWanted as long as
-  // each has j <= quiet_first or lies at most quiet_run samples after an earlier active one
-  // (i < j with rps > 0 or queued > 0); no new wake-up falls among them, and a wake-up due among
-  // them from before finds, once the samples before it are observed, nothing to change.
-  // Default: SamplesWithoutDecision's k, unrefined.
+  // The promise refined for a driver that knows each coming sample's load before it takes the
+  // next (it draws them itself): sample j = 1, 2, ... (at most `samples`) changes neither Desired
+  // nor ActiveWanted as long as, counting only the samples before it,
+  //   - j <= quiet_first, or an earlier one was active (rps > 0 or queued > 0) at most quiet_run
+  //     samples before j, and
+  //   - fewer than `highs` were high (rps > high_above) and fewer than `lows` were low
+  //     (rps < low_below, or rps <= 0 when low_when_zero).
+  // No new wake-up falls among them, and a wake-up due among them from before finds, once the
+  // samples before it are observed, nothing to change. Default: SamplesWithoutDecision's k with
+  // no refinement.
   struct SamplePromise {
+    static constexpr int kUnlimited = 1 << 30;
     int samples = 0;
     int quiet_first = 0;
     int quiet_run = 0;
+    int highs = kUnlimited;
+    double high_above = 0;
+    int lows = kUnlimited;
+    double low_below = 0;
+    bool low_when_zero = false;
   };
   virtual SamplePromise PromiseSamples(absl::Time now, absl::Duration interval,
                                        int instances) const {
     const int k = SamplesWithoutDecision(now, interval, instances);
-    return {k, k, 0};
+    SamplePromise p;
+    p.samples = k;
+    p.quiet_first = k;
+    return p;
   }
   // The same promise for quiet samples only (rps 0, nothing queued), which leave NextWakeup
   // where it is: k quiet samples, all before NextWakeup, that change neither Desired nor
