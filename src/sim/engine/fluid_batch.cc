@@ -101,9 +101,9 @@ core::HorizontalScaler::SamplePromise Engine::FluidBatchPromise(int fn) const {
   return p;
 }
 
-// Serves fn's next windows at once (see the file comment), as many as the promise allows: window
-// j (from 1) while j <= quiet_first or an earlier window of the batch with arrivals lies at most
-// quiet_run before it (known once that window is drawn). Returns how many.
+// Serves fn's next windows at once (see the file comment), as many as the promise allows given
+// the windows drawn so far (PromiseSamples: the tier kept by an earlier window with arrivals, the
+// lazy scaler's high and low budgets). Returns how many.
 int Engine::FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p) {
   Function& f = fns_[fn];
   const absl::Time now = env_.Now();
@@ -112,14 +112,18 @@ int Engine::FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p) {
   FluidBatches m = FluidModel(f, active);
   FluidBatchTally tally;
   f.fluid_samples.clear();
-  int k = 0, last_active = 0;
+  int k = 0, last_active = 0, highs = 0, lows = 0;
   for (int j = 1; j <= p.samples; ++j) {
     if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
       break;
+    if (highs >= p.highs || lows >= p.lows)
+      break;
     FluidBatchWindow(fn, m, now + interval * (j - 1), tally);
     k = j;
-    if (f.fluid_samples.back().rps > 0)
-      last_active = j;
+    const double rps = f.fluid_samples.back().rps;
+    last_active = rps > 0 ? j : last_active;
+    highs += rps > p.high_above ? 1 : 0;
+    lows += rps < p.low_below || (p.low_when_zero && rps <= 0) ? 1 : 0;
   }
   const double slo_s = absl::ToDoubleSeconds(f.config->slo);
   for (size_t i = 0; i < tally.counts.size(); ++i) {
