@@ -42,11 +42,15 @@ TEST(RingQueueTest, BehavesAsADequeUsedAsAQueue) {
 
 TEST(RingQueueTest, GrowsPastItsFirstBufferWithTheOrderKept) {
   RingQueue<int> q;
-  for (int i = 0; i < 5; ++i) q.push_back(i);
-  for (int i = 0; i < 3; ++i) q.pop_front();  // head inside the buffer: growth must unwrap
-  for (int i = 5; i < 40; ++i) q.push_back(i);
+  for (int i = 0; i < 5; ++i)
+    q.push_back(i);
+  for (int i = 0; i < 3; ++i)
+    q.pop_front();  // head inside the buffer: growth must unwrap
+  for (int i = 5; i < 40; ++i)
+    q.push_back(i);
   ASSERT_EQ(q.size(), 37u);
-  for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(q[i], static_cast<int>(i) + 3);
+  for (size_t i = 0; i < q.size(); ++i)
+    EXPECT_EQ(q[i], static_cast<int>(i) + 3);
 }
 
 }  // namespace

@@ -151,8 +151,9 @@ TEST(TailScalerTest, SamplesWithoutDecisionAreKeptWhateverTheLoad) {
 
 // Property (the refined promise): a driver that knows each coming sample's load holds samples
 // back while PromiseSamples allows them (j <= quiet_first, or within quiet_run of an earlier
-// active one; fewer highs and lows than the budgets) and then observes them in order: Desired and ActiveWanted stay at n at each, and a wake-up that
-// was due among them finds Desired and ActiveWanted unchanged once the samples before it are in.
+// active one; fewer highs and lows than the budgets) and then observes them in order: Desired
+// and ActiveWanted stay at n at each, and a wake-up that was due among them finds Desired and
+// ActiveWanted unchanged once the samples before it are in.
 TEST(TailScalerTest, RefinedPromiseIsKeptWhenTheDriverKnowsTheLoad) {
   std::mt19937 rng(17);
   const double rates[] = {0, 0.3, 3, 9.5, 30};

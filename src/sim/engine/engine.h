@@ -223,6 +223,7 @@ class Engine : public GpuShareModel::Listener {
   void ReleaseResources(Instance& inst);
   void Sample();
   void MergeSampleAdds();
+  void SampleListed(double interval_s, std::vector<double>& rps);
   bool SampleFunction(int fn, double rps);
   void Reconcile(int fn);
   void ScheduleWakeup(int fn);

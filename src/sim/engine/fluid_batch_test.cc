@@ -50,15 +50,15 @@ struct Batched {
 };
 
 Batched RunCounted(const SimConfig& c, std::unique_ptr<core::PolicySet> policy,
-            const core::PerfModel& perf) {
+                   const core::PerfModel& perf) {
   auto e = Engine::Create(c, std::move(policy), "test", WorkloadVariant{}, perf, "t.yaml", nullptr);
   EXPECT_TRUE(e.ok()) << e.status();
   if (!e.ok())
     return {};
   auto r = (*e)->Run();
   EXPECT_TRUE(r.ok()) << r.status();
-  return {r.ok() ? *r : RunResult{}, (*e)->fluid_batched_windows(),
-          (*e)->fluid_skipped_windows(), (*e)->quiet_batched_samples()};
+  return {r.ok() ? *r : RunResult{}, (*e)->fluid_batched_windows(), (*e)->fluid_skipped_windows(),
+          (*e)->quiet_batched_samples()};
 }
 
 // Equal results, every field; on a difference, the first differing line of each (a whole dump
@@ -136,7 +136,9 @@ TEST(FluidBatchTest, QuietBatchesOfRareFunctionsChangeNothing) {
     c.fluid.min_mean_rps = 1;  // none is fluid
     return c;
   };
-  auto policy = [] { return *core::MakePolicySet("sluice", {}, "t.yaml"); };
+  auto policy = [] {
+    return *core::MakePolicySet("sluice", {}, "t.yaml");
+  };
   const Batched one = RunCounted(rare(1), policy(), *perf);
   const Batched many = RunCounted(rare(30), policy(), *perf);
   EXPECT_EQ(one.quiet, 0);

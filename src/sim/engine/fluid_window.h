@@ -122,7 +122,7 @@ struct FluidBatches {
 // earlier batches (uniform) + the wait for a busy instance (QueueWait), paired quantile by
 // quantile (an upper bound on the spread).
 inline void RecordFluidLatencies(FunctionMetrics& metrics, const FluidWindowStats& st, double n,
-                          double slo_s) {
+                                 double slo_s) {
   const QueueWait& w = st.wait;
   double over = 0;
   for (int k = 0; k < kFluidPoints; ++k) {
@@ -141,7 +141,7 @@ struct SaturatedWindow {
   double sojourn_s = 0, rho = 0, queued = 0;
 };
 inline SaturatedWindow ServeSaturated(double& backlog, const FluidWindowStats& st, double n,
-                               double window_s) {
+                                      double window_s) {
   const double before = backlog;
   backlog = std::max(0.0, before + n - st.cap_rps * window_s);
   if (backlog < 1)

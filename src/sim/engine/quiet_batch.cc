@@ -83,7 +83,8 @@ void Engine::Revisits() {
     return;
   const absl::Time now = env_.Now();
   const int64_t round = (now - start_) / config_.sample_interval;
-  std::vector<int>& due = revisits_[static_cast<size_t>(round % static_cast<int64_t>(revisits_.size()))];
+  const int64_t slots = static_cast<int64_t>(revisits_.size());
+  std::vector<int>& due = revisits_[static_cast<size_t>(round % slots)];
   for (int fn : due) {
     Function& f = fns_[fn];
     if (f.quiet_revisit == now && !f.sampled) {

@@ -67,15 +67,10 @@ bool Engine::SampleFunction(int fn, double rps) {
   return f.scaler->QuietSampleIsNoOp(s.at + config_.sample_interval) || StartQuietBatch(fn, s);
 }
 
-void Engine::Sample() {
-  const absl::Time now = env_.Now();
-  if (const SampleObserver* observer = CurrentSampleObserver()) {  // progress display only
-    (*observer)(now - start_, static_cast<int64_t>(env_.events_run()));
-  }
-  const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
-  // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
-  const bool per_function = fns_.size() <= kTimelineFunctionColumns;
-  std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+// The sample list's functions (with those back from quiet batches and arrivals merged in), in
+// function order; those whose SampleFunction says so leave the list. Their rates into `rps` when
+// it is sized for every function.
+void Engine::SampleListed(double interval_s, std::vector<double>& rps) {
   Revisits();
   MergeSampleAdds();
   size_t kept = 0;
@@ -93,6 +88,18 @@ void Engine::Sample() {
     }
   }
   sample_list_.resize(kept);
+}
+
+void Engine::Sample() {
+  const absl::Time now = env_.Now();
+  if (const SampleObserver* observer = CurrentSampleObserver()) {  // progress display only
+    (*observer)(now - start_, static_cast<int64_t>(env_.events_run()));
+  }
+  const double interval_s = absl::ToDoubleSeconds(config_.sample_interval);
+  // Per-function timeline columns (and the rps vector the pipelines read) only for small fleets.
+  const bool per_function = fns_.size() <= kTimelineFunctionColumns;
+  std::vector<double> rps(per_function || !pipes_.empty() ? fns_.size() : 0, 0.0);
+  SampleListed(interval_s, rps);
   SamplePipelines(rps);
   FluidWindows();  // the next window of fluid functions (no-op without any)
   double cost = 0;
