@@ -23,9 +23,10 @@ TEST(CacheBenchTest, ArenaFillsAndStandbyLoadsBeatTheirAlternatives) {
   // A disk start pays a process start and its device set-up on top of the read: it is the
   // slower one, whatever the disk (the 5x of issue 11 is measured in docs/PERFORMANCE.md).
   EXPECT_GT(r->cold_start_ms_from_disk, r->cold_start_ms_from_cache);
-  // The arena's point: fills write into pre-touched pages, far above the first-touch pace of
-  // this VM (measured 2.19 vs 0.03 GiB/s; 5x is what never flakes).
-  EXPECT_GT(r->store_fill_gib_per_s, 5 * r->memcpy_fresh_gib_per_s);
+  // The arena's point: fills write into pre-touched pages, above the first-touch pace. How far
+  // depends on the machine: 2.19 vs 0.03 GiB/s on the shadow-paging VM this was written on,
+  // 8.98 vs 1.96 on session 10's VM (4.6x, below the 5x asserted before); 2x holds on both.
+  EXPECT_GT(r->store_fill_gib_per_s, 2 * r->memcpy_fresh_gib_per_s);
   // A standby's copy (mapping touched ahead) beats getting and reading the fds on the spot.
   EXPECT_GT(r->load_gib_per_s, r->load_with_attach_gib_per_s);
   EXPECT_GT(r->ratio, 0.0);
