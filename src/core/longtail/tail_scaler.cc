@@ -57,6 +57,8 @@ HorizontalScaler::SamplePromise TailScaler::PromiseSamples(absl::Time now, absl:
     p.lows = lazy_->SamplesBeforeScaleIn(instances);
     p.low_below = lazy_->LowBelow();
   }
+  // The tier's first stretch, no longer than the any-load bound (what SamplesWithoutDecision
+  // returns); the budgets still count the actual highs and lows beyond it.
   p.quiet_first = static_cast<int>(std::min<int64_t>(k, std::min(p.highs, p.lows)));
   p.quiet_run = static_cast<int>((tier - absl::Nanoseconds(1)) / interval);
   return p;

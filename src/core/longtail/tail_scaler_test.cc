@@ -177,18 +177,12 @@ TEST(TailScalerTest, RefinedPromiseIsKeptWhenTheDriverKnowsTheLoad) {
         continue;
       const int active_wanted = s->ActiveWanted(t);
       const absl::Time due = s->NextWakeup();
-      int last_active = 0, highs = 0, lows = 0;
+      HorizontalScaler::SamplePromise::Cursor batch(p);
       bool due_checked = false;
-      for (int j = 1; j <= p.samples && j <= 60 && sec < 2000; ++j) {
+      while (batch.NextAllowed() && batch.taken() < 60 && sec < 2000) {
         const double rps = draw();
-        if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
-          break;  // the driver stops the batch before this sample
-        if (highs >= p.highs || lows >= p.lows)
-          break;
-        last_active = rps > 0 ? j : last_active;
-        highs += rps > p.high_above ? 1 : 0;
-        lows += rps < p.low_below || (p.low_when_zero && rps <= 0) ? 1 : 0;
-        extended += j > p.quiet_first ? 1 : 0;
+        batch.Take(rps);
+        extended += batch.taken() > p.quiet_first ? 1 : 0;
         t = kT0 + absl::Seconds(++sec);
         if (!due_checked && due <= t) {  // samples before the wake-up are in
           due_checked = true;

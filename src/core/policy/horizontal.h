@@ -69,6 +69,33 @@ class HorizontalScaler {
     int lows = kUnlimited;
     double low_below = 0;
     bool low_when_zero = false;
+
+    // The rule above, for a driver walking a batch: NextAllowed() says whether sample taken() + 1
+    // may join, Take(rps) records it once it has. Not thread-safe.
+    class Cursor {
+     public:
+      explicit Cursor(const SamplePromise& p) : p_(p) {}
+      int taken() const { return taken_; }
+      bool NextAllowed() const {
+        const int j = taken_ + 1;
+        if (j > p_.samples || highs_ >= p_.highs || lows_ >= p_.lows)
+          return false;
+        return j <= p_.quiet_first || (last_active_ > 0 && j - last_active_ <= p_.quiet_run);
+      }
+      void Take(double rps) {
+        ++taken_;
+        last_active_ = rps > 0 ? taken_ : last_active_;
+        highs_ += rps > p_.high_above ? 1 : 0;
+        lows_ += rps < p_.low_below || (p_.low_when_zero && rps <= 0) ? 1 : 0;
+      }
+
+     private:
+      const SamplePromise& p_;
+      int taken_ = 0;
+      int last_active_ = 0;
+      int highs_ = 0;
+      int lows_ = 0;
+    };
   };
   virtual SamplePromise PromiseSamples(absl::Time now, absl::Duration interval,
                                        int instances) const {

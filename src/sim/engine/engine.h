@@ -130,10 +130,12 @@ class Engine : public GpuShareModel::Listener {
     std::vector<FluidSample> fluid_samples;
     absl::Time fluid_batch_end = absl::InfinitePast();
     // A quiet batch (quiet_batch.cc): the quiet samples at quiet_from + j x interval,
-    // j = 1..quiet_samples, held back; Sample visits the function again at quiet_revisit.
+    // j = 1..quiet_samples, held back.
     absl::Time quiet_from;
     int quiet_samples = 0;
-    absl::Time quiet_revisit = absl::InfinitePast();
+    // Out of the sample list while a batch (fluid or quiet) holds its samples: the sample at
+    // which Sample visits it again (RevisitAt).
+    absl::Time revisit_at = absl::InfinitePast();
   };
 
   Engine(const SimConfig& config, std::unique_ptr<core::PolicySet> policy, std::string label,
@@ -291,6 +293,9 @@ class Engine : public GpuShareModel::Listener {
   // Quiet batches of rarely invoked functions (quiet_batch.cc; SimConfig::quiet_batch_samples).
   bool StartQuietBatch(int fn, const core::LoadSample& last);
   void FlushQuietSamples(int fn, absl::Time before, bool drop_rest);
+  // fn back into the sample list at the sample at `at` (within the calendar's reach), and those
+  // due now (at the start of Sample).
+  void RevisitAt(int fn, absl::Time at);
   void Revisits();
   // Observes fn's held-back samples with times before `until` (at or before it if `inclusive`);
   // returns the last one observed (a default sample when none).
@@ -349,8 +354,8 @@ class Engine : public GpuShareModel::Listener {
   int64_t fluid_round_ = 0;
   int64_t fluid_batched_windows_ = 0;
   int64_t quiet_batched_samples_ = 0;
-  // Functions out of the sample list for a quiet batch, by the sample round (whole intervals
-  // since the start, modulo batch_samples + 2) at which Sample visits them again.
+  // Functions out of the sample list for a batch, by the sample round (whole intervals since the
+  // start, modulo the longest batch + 2) at which Sample visits them again.
   std::vector<std::vector<int>> revisits_;
   int64_t fluid_skipped_windows_ = 0;
   absl::Status error_;

@@ -11,8 +11,8 @@
 // in order and with their own times, at the batch's last sample, which then reconciles once: by
 // the promise that is where the unbatched run would first have acted on them (a wake-up due
 // inside the batch first observes the samples before it, and then finds nothing to do). Sample
-// drops the function from its list during the batch and the round before the batch's end puts
-// it back. Functions are kept in a calendar by the round their next window starts at.
+// drops the function from its list during the batch; RevisitAt puts it back for the batch's
+// end. Functions are kept in a calendar by the round their next window starts at.
 // Single-threaded, as the engine.
 #include <algorithm>
 #include <cmath>
@@ -40,7 +40,7 @@ void Engine::FluidBatchRound() {
       fns_[fn].fluid_queued = 0;  // windows without arrivals: nothing to serve or sample
       fluid_skipped_windows_ += k;
     } else if (const core::HorizontalScaler::SamplePromise p = FluidBatchPromise(fn);
-               p.samples > 1 && p.quiet_first >= 1) {
+               p.samples > 1 && core::HorizontalScaler::SamplePromise::Cursor(p).NextAllowed()) {
       k = FluidBatch(fn, p);
       fluid_batched_windows_ += k;
     } else {
@@ -50,15 +50,6 @@ void Engine::FluidBatchRound() {
     fluid_due_[static_cast<size_t>((fluid_round_ + k) % slots)].push_back(fn);
   }
   fluid_round_fns_.clear();
-  // Batches ending at the next sample: back into the sample list, which observes their samples.
-  const absl::Time next = env_.Now() + config_.sample_interval;
-  for (int fn : fluid_due_[static_cast<size_t>((fluid_round_ + 1) % slots)]) {
-    Function& f = fns_[fn];
-    if (f.fluid_batch_end == next && !f.sampled) {
-      f.sampled = true;
-      sample_adds_.push_back(fn);
-    }
-  }
   ++fluid_round_;
 }
 
@@ -112,19 +103,12 @@ int Engine::FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p) {
   FluidBatches m = FluidModel(f, active);
   FluidBatchTally tally;
   f.fluid_samples.clear();
-  int k = 0, last_active = 0, highs = 0, lows = 0;
-  for (int j = 1; j <= p.samples; ++j) {
-    if (j > p.quiet_first && (last_active == 0 || j - last_active > p.quiet_run))
-      break;
-    if (highs >= p.highs || lows >= p.lows)
-      break;
-    FluidBatchWindow(fn, m, now + interval * (j - 1), tally);
-    k = j;
-    const double rps = f.fluid_samples.back().rps;
-    last_active = rps > 0 ? j : last_active;
-    highs += rps > p.high_above ? 1 : 0;
-    lows += rps < p.low_below || (p.low_when_zero && rps <= 0) ? 1 : 0;
+  core::HorizontalScaler::SamplePromise::Cursor batch(p);
+  while (batch.NextAllowed()) {
+    FluidBatchWindow(fn, m, now + interval * batch.taken(), tally);
+    batch.Take(f.fluid_samples.back().rps);
   }
+  const int k = batch.taken();
   const double slo_s = absl::ToDoubleSeconds(f.config->slo);
   for (size_t i = 0; i < tally.counts.size(); ++i) {
     const auto [n, windows] = tally.counts[i];
@@ -134,6 +118,7 @@ int Engine::FluidBatch(int fn, const core::HorizontalScaler::SamplePromise& p) {
   f.metrics.OnArrivals(tally.arrivals);
   f.fluid_queued = f.fluid_samples.back().queued_mean;
   f.fluid_batch_end = now + interval * k;
+  RevisitAt(fn, f.fluid_batch_end);  // Sample observes the held-back samples there
   FluidIdle(active, tally.rho_sum / k, tally.idle_s, absl::ToDoubleSeconds(interval) * k);
   return k;
 }

@@ -46,12 +46,8 @@ bool Engine::StartQuietBatch(int fn, const core::LoadSample& last) {
     return false;
   f.quiet_from = now;
   f.quiet_samples = static_cast<int>(k);
-  f.quiet_revisit = now + interval * (k + 1);
   quiet_batched_samples_ += k;
-  if (revisits_.empty())
-    revisits_.resize(static_cast<size_t>(batch) + 2);
-  const int64_t round = (now - start_) / interval + k + 1;
-  revisits_[static_cast<size_t>(round % static_cast<int64_t>(revisits_.size()))].push_back(fn);
+  RevisitAt(fn, now + interval * (k + 1));
   return true;
 }
 
@@ -73,11 +69,21 @@ void Engine::FlushQuietSamples(int fn, absl::Time before, bool drop_rest) {
   }
   if (drop_rest) {
     f.quiet_samples = 0;
-    f.quiet_revisit = absl::InfinitePast();
+    f.revisit_at = absl::InfinitePast();
   }
 }
 
-// The functions whose quiet batch ends before this sample: back into the list.
+void Engine::RevisitAt(int fn, absl::Time at) {
+  if (revisits_.empty()) {  // reach: a quiet batch's k + 1 samples, a fluid batch's k
+    const int longest = std::max(config_.quiet_batch_samples, config_.fluid.batch_samples);
+    revisits_.resize(static_cast<size_t>(longest) + 2);
+  }
+  fns_[fn].revisit_at = at;
+  const int64_t round = (at - start_) / config_.sample_interval;
+  revisits_[static_cast<size_t>(round % static_cast<int64_t>(revisits_.size()))].push_back(fn);
+}
+
+// The functions whose batch ends at this sample: back into the list (merged in function order).
 void Engine::Revisits() {
   if (revisits_.empty())
     return;
@@ -87,7 +93,7 @@ void Engine::Revisits() {
   std::vector<int>& due = revisits_[static_cast<size_t>(round % slots)];
   for (int fn : due) {
     Function& f = fns_[fn];
-    if (f.quiet_revisit == now && !f.sampled) {
+    if (f.revisit_at == now && !f.sampled) {
       f.sampled = true;
       sample_adds_.push_back(fn);
     }

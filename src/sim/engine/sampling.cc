@@ -40,7 +40,7 @@ bool Engine::SampleFunction(int fn, double rps) {
   core::LoadSample s;
   s.at = env_.Now();
   if (f.fluid_batch_end > s.at)  // a fluid batch holds its samples back until its last one:
-    return true;                 // out of the list until then (FluidBatchRound puts it back)
+    return true;                 // out of the list until then (RevisitAt puts it back)
   if (f.quiet_samples > 0)
     FlushQuietSamples(fn, s.at, /*drop_rest=*/true);
   if (!f.fluid_samples.empty()) {
