@@ -84,6 +84,7 @@ absl::Status ClusterState::Add(const Allocation& a) {
   g.sum_held += a.quota.held();
   g.memory_used += a.memory;
   g.allocations.push_back(a);
+  ++g.version;
   MarkActive(a.gpu);
   return absl::OkStatus();
 }
@@ -106,6 +107,7 @@ std::vector<Allocation> ClusterState::Remove(InstanceId instance) {
     g.memory_used -= a->memory;
     released.push_back(*a);
     v.erase(a);
+    ++g.version;
     if (v.empty()) {
       g.sum_request = 0;  // wipe accumulated rounding error
       g.sum_limit = 0;
@@ -132,6 +134,7 @@ absl::Status ClusterState::UpdateQuota(InstanceId instance, const SmQuota& quota
     g.sum_limit += quota.limit - a->quota.limit;
     g.sum_held += quota.held() - a->quota.held();
     a->quota = quota;
+    ++g.version;
   }
   return absl::OkStatus();
 }

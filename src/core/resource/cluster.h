@@ -85,6 +85,9 @@ struct GpuState {
   double sum_held = 0;  // sum of limit x time_quota: HAS-GPU's H_G (HGO)
   Bytes memory_used;
   std::vector<Allocation> allocations;  // small: a handful of co-located instances
+  // Bumped by every change of the allocations (add, remove, quota): a cache key for per-GPU
+  // measures (FragmentationMeter).
+  uint64_t version = 0;
 
   bool active() const { return !allocations.empty(); }
   Bytes memory_free() const { return spec.memory - memory_used; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -151,6 +152,84 @@ FgdFragmentation MeasureFgd(const ClusterState& state, const TargetWorkload& w) 
     out.fragment_sum += std::get<2>(*it);
   }
   return out;
+}
+
+FragmentationMeter::FragmentationMeter(TargetWorkload w)
+    : workload_(std::move(w)), total_weight_(TotalWeight(workload_)) {}
+
+const FragmentationMeter::GpuEntry& FragmentationMeter::Gpu(const ClusterState& state, GpuId id) {
+  GpuEntry& e = gpus_[id.value()];
+  const GpuState& g = state.gpu(id);
+  if (e.version != g.version + 1) {
+    e.version = g.version + 1;
+    e.dilu = DiluFragment(g);
+    e.unallocated = Unallocated(g);
+    e.memory_free = g.memory_free();
+  }
+  return e;
+}
+
+// F_n(M) of an active node (from the cache unless one of its GPUs changed); `active` says
+// whether it is. Adds nothing to any sum: the caller adds R_g GPU by GPU, in MeasureFgd's order.
+double FragmentationMeter::NodeFragment(const ClusterState& state, NodeId node, bool& active) {
+  uint64_t key = 0;
+  active = false;
+  for (GpuId id : state.gpus_of(node)) {
+    key += Gpu(state, id).version;
+    active = active || state.gpu(id).active();
+  }
+  NodeEntry& e = nodes_[node.value()];
+  if (!active || e.key == key)
+    return e.fragment;
+  std::vector<GpuRoom> rooms;
+  for (GpuId id : state.gpus_of(node))
+    rooms.push_back({gpus_[id.value()].unallocated, gpus_[id.value()].memory_free});
+  e.key = key;
+  e.fragment = FgdOfRooms(rooms, workload_, total_weight_);
+  return e.fragment;
+}
+
+FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& state) {
+  gpus_.resize(static_cast<size_t>(state.gpu_count()));
+  nodes_.resize(static_cast<size_t>(state.node_count()));
+  Reading r;
+  for (GpuId id : state.active_gpus()) {  // MeasureDilu's sums, in its order
+    const GpuEntry& e = Gpu(state, id);
+    ++r.dilu.active_gpus;
+    r.dilu.sm_sum += e.dilu.sm;
+    r.dilu.memory_sum += e.dilu.memory;
+    r.dilu.memory_free += e.memory_free;
+  }
+  if (workload_.tasks.empty())
+    return r;
+  FgdFragmentation f;  // MeasureFgd's sums, in its order
+  std::vector<std::tuple<int, int64_t, double>> idle_shapes;
+  std::vector<GpuRoom> rooms;
+  for (int n = 0; n < state.node_count(); ++n) {
+    bool active = false;
+    const double fragment = NodeFragment(state, NodeId(n), active);
+    for (GpuId id : state.gpus_of(NodeId(n)))
+      f.unallocated_sum += gpus_[id.value()].unallocated;
+    if (active) {
+      f.fragment_sum += fragment;
+      continue;
+    }
+    rooms.clear();
+    for (GpuId id : state.gpus_of(NodeId(n)))
+      rooms.push_back({gpus_[id.value()].unallocated, gpus_[id.value()].memory_free});
+    const int count = static_cast<int>(rooms.size());
+    const int64_t mem = rooms.empty() ? 0 : rooms.front().free_memory.count();
+    auto it = std::find_if(idle_shapes.begin(), idle_shapes.end(), [&](const auto& s) {
+      return std::get<0>(s) == count && std::get<1>(s) == mem;
+    });
+    if (it == idle_shapes.end()) {
+      idle_shapes.emplace_back(count, mem, FgdOfRooms(rooms, workload_, total_weight_));
+      it = std::prev(idle_shapes.end());
+    }
+    f.fragment_sum += std::get<2>(*it);
+  }
+  r.fgd = f.ratio();
+  return r;
 }
 
 }  // namespace sluice::core

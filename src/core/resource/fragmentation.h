@@ -94,6 +94,42 @@ struct FgdFragmentation {
 // active GPU is evaluated once per distinct node shape. Precondition as above.
 FgdFragmentation MeasureFgd(const ClusterState& state, const TargetWorkload& w);
 
+// Both measures above, sample after sample, with per-GPU and per-node results cached under
+// GpuState::version: a GPU (a node) is re-measured only when one of its allocations changed
+// since the last Measure. Sums run in the same order as MeasureDilu / MeasureFgd, so a reading
+// equals theirs bit for bit (the simulator's per-second metrics; most GPUs do not change within
+// a second). Holds no reference to the state; one meter per ClusterState (a different state of
+// the same shape would hit stale entries). Not thread-safe.
+class FragmentationMeter {
+ public:
+  struct Reading {
+    DiluFragmentation dilu;
+    double fgd = 0;  // MeasureFgd(state, w).ratio(); 0 without a target workload
+  };
+  // `w` may be empty (no FGD); otherwise ValidateTargetWorkload(w) must be OK.
+  explicit FragmentationMeter(TargetWorkload w);
+  Reading Measure(const ClusterState& state);
+
+ private:
+  struct GpuEntry {
+    uint64_t version = 0;  // GpuState::version + 1 when measured; 0 = never
+    GpuFragment dilu;
+    double unallocated = 0;
+    Bytes memory_free;
+  };
+  struct NodeEntry {
+    uint64_t key = 0;  // sum of (version + 1) over the node's GPUs when measured; 0 = never
+    double fragment = 0;
+  };
+  const GpuEntry& Gpu(const ClusterState& state, GpuId id);
+  double NodeFragment(const ClusterState& state, NodeId node, bool& active);
+
+  TargetWorkload workload_;
+  double total_weight_ = 0;
+  std::vector<GpuEntry> gpus_;
+  std::vector<NodeEntry> nodes_;
+};
+
 }  // namespace sluice::core
 
 #endif  // SLUICE_CORE_RESOURCE_FRAGMENTATION_H_

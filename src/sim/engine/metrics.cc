@@ -146,10 +146,11 @@ void ClusterMetrics::Update(absl::Time now, double allocated_share, int active_g
 void ClusterMetrics::Sample(absl::Time now, const core::ClusterState& state,
                             const core::TargetWorkload& fgd_workload, std::vector<int> instances,
                             std::vector<double> rps, double cost_usd) {
-  const core::DiluFragmentation dilu = core::MeasureDilu(state);
-  double fgd = 0;
-  if (!fgd_workload.tasks.empty())
-    fgd = core::MeasureFgd(state, fgd_workload).ratio();
+  if (meter_ == nullptr)
+    meter_ = std::make_unique<core::FragmentationMeter>(fgd_workload);
+  const core::FragmentationMeter::Reading reading = meter_->Measure(state);
+  const core::DiluFragmentation& dilu = reading.dilu;
+  const double fgd = reading.fgd;
   TimelineRow row;
   row.t_s = absl::ToDoubleSeconds(now - start_);
   row.active_gpus = static_cast<int>(state.active_gpus().size());

@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,7 +137,9 @@ class ClusterMetrics {
   // active GPUs of min(1, sum of requests)); the previous totals are integrated up to `now`.
   void Update(absl::Time now, double allocated_share, int active_gpus);
   // Appends a timeline row for `now` and folds the fragmentation measures into the averages.
-  // `fgd_workload` may be empty (no FGD measure). `cost_usd`: the cost held so far.
+  // `fgd_workload` may be empty (no FGD measure) and must be the same at every call (a
+  // core::FragmentationMeter made at the first keeps per-GPU results between samples).
+  // `cost_usd`: the cost held so far.
   void Sample(absl::Time now, const core::ClusterState& state,
               const core::TargetWorkload& fgd_workload, std::vector<int> instances,
               std::vector<double> rps, double cost_usd);
@@ -159,6 +162,7 @@ class ClusterMetrics {
   double fgd_sum_ = 0;
   int64_t samples_ = 0;
   std::vector<TimelineRow> timeline_;
+  std::unique_ptr<core::FragmentationMeter> meter_;  // made at the first Sample
 };
 
 }  // namespace sluice::sim
