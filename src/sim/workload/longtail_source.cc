@@ -52,6 +52,7 @@ class DiurnalRenewalSource final : public ArrivalSource {
         peak_(absl::ToDoubleSeconds(p.diurnal_peak)), window_(window), rng_(seed),
         end_(window.end()), exponential_(std::abs(p.cv - 1.0) < 1e-12) {
     SLUICE_CHECK(p.rate_rps >= 0 && p.cv > 0 && amp_ >= 0 && amp_ < 1);
+    sin_peak_ = std::sin(kW * peak_);
     shape_ = 1.0 / (p.cv * p.cv);
     if (rate_ > 0)
       scale_ = 1.0 / (rate_ * shape_);
@@ -97,23 +98,25 @@ class DiurnalRenewalSource final : public ArrivalSource {
   double g_at_ = -1;  // G(g_at_) = g_: the end of the last DrawCount window
   double g_ = 0;
 
-  double G(double t) const {
-    return t + amp_ / kW * (std::sin(kW * (t - peak_)) + std::sin(kW * peak_));
-  }
+  double G(double t) const { return t + amp_ / kW * (std::sin(kW * (t - peak_)) + sin_peak_); }
 
   // The t >= t_ with G(t) = s: Newton's method kept inside the bracket that G's slope bounds
   // (1 - a <= G' <= 1 + a) give, bisecting when a step leaves it. Stops when G(t) is within
-  // tol of s (t within 2 tol) or the bracket is 0.1 us wide.
-  double Invert(double s) const {
+  // tol of s (t within 2 tol) or the bracket is 0.1 us wide. G(t_) is kept from the last call
+  // (g_t_; the loop evaluates G at the t it returns, except after 100 steps).
+  double Invert(double s) {
     if (amp_ == 0)
       return s;
     const double tol = 1e-9 + 1e-13 * std::abs(s);
-    const double gap = s - G(t_);
+    const double gap = s - (g_t_at_ == t_ ? g_t_ : G(t_));
     double lo = t_ + gap / (1 + amp_);
     double hi = t_ + gap / (1 - amp_);
     double t = t_ + gap;
     for (int i = 0; i < 100; ++i) {
-      const double f = G(t) - s;
+      const double g = G(t);
+      const double f = g - s;
+      g_t_at_ = t;
+      g_t_ = g;
       if (std::abs(f) < tol)
         break;
       (f > 0 ? hi : lo) = t;
@@ -135,6 +138,9 @@ class DiurnalRenewalSource final : public ArrivalSource {
   const bool exponential_;
   double shape_ = 1;
   double scale_ = 0;
+  double sin_peak_ = 0;  // sin(kW peak_), a constant term of G
+  double g_t_at_ = -1;   // G(g_t_at_) = g_t_: the last point Invert evaluated
+  double g_t_ = 0;
   double s_ = 0;  // operational time of the last arrival
   double t_ = 0;  // source seconds of the last arrival
   bool done_ = false;
