@@ -50,6 +50,18 @@ void DiluVerticalController::Match(std::span<const InstanceActivity> instances) 
 
 void DiluVerticalController::Observe(Slot& s, const InstanceActivity& a) {
   const int64_t blocks = std::max<int64_t>(a.blocks_launched, 0);
+  if (s.sum == 0 && blocks == 0 && a.cycles_completed == 0) {
+    // Idle a whole window and still: RW stays all zeros and the busy clock stands, so only the
+    // period count moves. T_min's slide and Delta T wait for the next period that reads them
+    // (ObserveIterations; delta_t()): popping expired minima later pops the same ones, since no
+    // KLC is recorded meanwhile. Most residents of a ticking GPU are idle.
+    if (++s.pos == static_cast<int>(s.ring.size()))
+      s.pos = 0;
+    s.busy = false;
+    ++s.periods;
+    s.delta_stale = true;
+    return;
+  }
   s.sum += blocks - s.ring[s.pos];
   s.ring[s.pos] = blocks;
   if (++s.pos == static_cast<int>(s.ring.size()))
@@ -74,6 +86,7 @@ void DiluVerticalController::ObserveRuns(Slot& s) {
     s.run = 0;
   }
   s.delta = 0;
+  s.delta_stale = false;
   if (s.min_klc > 0) {
     const int current = s.run > 0 ? std::max(s.run, s.last_klc) : s.last_klc;
     s.delta = static_cast<double>(current - s.min_klc) / s.min_klc;
@@ -98,12 +111,22 @@ void DiluVerticalController::ObserveIterations(Slot& s, int64_t cycles) {
          now - s.mins.front().at >= config_.klc_min_window) {
     s.mins.pop_front();  // T_min slides: the oldest minimum left the window
   }
-  s.delta = 0;
+  s.delta = IterationDelta(s);
+  s.delta_stale = false;
+}
+
+double DiluVerticalController::IterationDelta(const Slot& s) const {
+  const double now = static_cast<double>(s.periods);
+  size_t first = 0;  // the first minimum still in the window (ObserveIterations pops the rest)
+  while (config_.klc_min_window > 0 && s.mins.size() - first > 1 &&
+         now - s.mins[first].at >= config_.klc_min_window) {
+    ++first;
+  }
   if (s.mins.empty())
-    return;
-  const double t_min = s.mins.front().value;
+    return 0;
+  const double t_min = s.mins[first].value;
   const double ongoing = s.ends.empty() ? 0 : s.busy_clock - s.ends.back().at;
-  s.delta = std::max(0.0, (std::max(s.klc, ongoing) - t_min) / t_min);
+  return std::max(0.0, (std::max(s.klc, ongoing) - t_min) / t_min);
 }
 
 void DiluVerticalController::RecordIterationKlc(Slot& s, double klc) {
@@ -270,7 +293,7 @@ void DiluVerticalController::Forget(InstanceId instance) {
 double DiluVerticalController::delta_t(InstanceId instance) const {
   for (const Slot& s : slots_) {
     if (s.id == instance)
-      return s.delta;
+      return s.delta_stale ? IterationDelta(s) : s.delta;
   }
   return 0;
 }

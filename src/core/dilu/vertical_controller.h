@@ -113,7 +113,10 @@ class DiluVerticalController final : public VerticalController {
     int last_klc = 0;   // last completed KLC
     int min_klc = 0;    // T_min; 0 = none yet
     double last = -1;   // last Algorithm-2 issue (share); < 0 = new
-    double delta = 0;   // Delta T this period
+    double delta = 0;   // Delta T this period, unless delta_stale
+    // Idle periods skipped Delta T (Observe): it is IterationDelta's, and no branch reads it
+    // (an idle slot takes branch a and cannot own or claim EMERGENCY).
+    bool delta_stale = false;
     bool busy = false;  // launched blocks in the period that just ended
     // Iteration-boundary KLCs (cycles_completed >= 0); times in periods.
     struct Mark {
@@ -138,6 +141,7 @@ class DiluVerticalController final : public VerticalController {
   void ObserveRuns(Slot& s);                              // KLC = run of busy periods
   void ObserveIterations(Slot& s, int64_t cycles);        // KLC from iteration ends
   void RecordIterationKlc(Slot& s, double klc);           // updates the sliding T_min
+  double IterationDelta(const Slot& s) const;  // Delta T from the KLC records, at s.periods
   Branch EvalSlo(const Slot& s, const InstanceActivity& a, int64_t others_sum) const;
   void Decide(std::span<const InstanceActivity> instances);  // GPU state from branch_
   double IssueBestEffort(const Slot& s, const InstanceActivity& a) const;

@@ -146,6 +146,29 @@ TEST(VerticalIterationTest, SlidingMinimumAdoptsALongerIterationTimeThePaperMini
   }
 }
 
+TEST(VerticalIterationTest, TheMinimumSlidesWhileTheInstanceIsIdle) {
+  // As above, then A idles (no blocks, no ends) while B works. Its old 5-period KLCs leave the
+  // 200-period window during the idle stretch: Delta T reads (8.5 - 5) / 5 early in it (the last
+  // KLC's span reaches into a 5-period batch) and 0 once T_min is that last KLC, although A's
+  // idle periods skip the KLC bookkeeping (Observe).
+  VerticalConfig c;
+  c.klc_min_window = 200;
+  Gpu g(c);
+  g.Steps(100, 5);
+  g.Steps(20, 9);
+  g.inst[0].blocks_launched = 0;
+  for (int k = 0; k < 30; ++k)
+    g.Step(0, k % 3 == 2 ? 1 : 0);
+  EXPECT_DOUBLE_EQ(g.ctl->delta_t(InstanceId(1)), 0.7);
+  EXPECT_NE(g.ctl->state(), GpuShareState::kEmergency);  // A idle a whole window: branch a
+  for (int k = 0; k < 220; ++k)
+    g.Step(0, k % 3 == 2 ? 1 : 0);
+  EXPECT_DOUBLE_EQ(g.ctl->delta_t(InstanceId(1)), 0);
+  g.inst[0].blocks_launched = 100;  // back to work: the same T_min
+  g.Step(0);
+  EXPECT_DOUBLE_EQ(g.ctl->delta_t(InstanceId(1)), 0);
+}
+
 TEST(VerticalIterationTest, RejectsBadKlcSettings) {
   VerticalConfig bad;
   bad.klc_span_periods = 0;
