@@ -282,10 +282,16 @@ void GpuShareModel::SetQuota(int32_t instance, const core::SmQuota& quota) {
 void GpuShareModel::SetCaps(core::GpuId gpu, std::span<const double> caps) {
   const auto& residents = gpus_[gpu.value()].residents;
   SLUICE_CHECK(caps.size() == residents.size());
+  bool moved = false;  // a busy resident's cap changed
   for (size_t k = 0; k < caps.size(); ++k) {
-    ShardOf(members_[residents[k]], static_cast<int32_t>(gpu.value())).cap =
-        std::clamp(caps[k], 0.0, 1.0);
+    Member& m = members_[residents[k]];
+    Shard& s = ShardOf(m, static_cast<int32_t>(gpu.value()));
+    const double cap = std::clamp(caps[k], 0.0, 1.0);
+    moved = moved || (m.busy && cap != s.cap);
+    s.cap = cap;
   }
+  if (!moved)
+    return;
   ++pass_;
   touched_.clear();
   ReshareGpu(static_cast<int32_t>(gpu.value()));

@@ -101,7 +101,8 @@ class GpuShareModel {
   }
 
   // Sets the caps of the residents of `gpu` (same order as residents(gpu); each clamped to
-  // [0, 1]) and re-shares the GPU.
+  // [0, 1]) and re-shares the GPU when a busy resident's cap moved (only busy residents' caps
+  // enter the shares, and every other change re-shares at once, so the shares stand otherwise).
   void SetCaps(core::GpuId gpu, std::span<const double> caps);
   // Caps back to each resident's quota.limit.
   void ResetCaps(core::GpuId gpu);
