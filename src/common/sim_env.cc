@@ -29,9 +29,36 @@ Env::TimerId SimEnv::RunAt(absl::Time when, Callback cb) {
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
   s.live = true;
-  heap_.push_back(Entry{when, next_seq_++, slot});
-  SiftUp(heap_.size() - 1);
+  const Entry e{when, next_seq_++, slot};
+  ++queued_;
+  if (Lane* lane = when > now_ ? LaneFor(when - now_) : nullptr; lane != nullptr) {
+    lane->queue.push_back(e);
+  } else {
+    heap_.push_back(e);
+    SiftUp(heap_.size() - 1);
+  }
   return MakeId(slot, s.generation);
+}
+
+SimEnv::Lane* SimEnv::LaneFor(absl::Duration delay) {
+  for (Lane& l : lanes_) {
+    if (l.delay == delay)
+      return &l;
+  }
+  if (delay != last_heap_delay_) {
+    last_heap_delay_ = delay;
+    return nullptr;
+  }
+  for (Lane& l : lanes_) {
+    if (l.queue.empty()) {
+      l.delay = delay;
+      return &l;
+    }
+  }
+  if (lanes_.size() == kMaxLanes)
+    return nullptr;
+  lanes_.push_back(Lane{delay, {}});
+  return &lanes_.back();
 }
 
 bool SimEnv::Cancel(TimerId id) {
@@ -49,7 +76,7 @@ bool SimEnv::Cancel(TimerId id) {
   }
   s.live = false;
   s.cb = nullptr;
-  ++cancelled_in_heap_;
+  ++cancelled_queued_;
   return true;
 }
 
@@ -95,28 +122,61 @@ void SimEnv::PopTop() {
   heap_[i] = last;
 }
 
+void SimEnv::Recycle(uint32_t slot) {
+  ++slots_[slot].generation;
+  free_slots_.push_back(slot);
+  --queued_;
+}
+
 void SimEnv::PopCancelled() {
   while (!heap_.empty() && !slots_[heap_.front().slot].live) {
     const uint32_t slot = heap_.front().slot;
     PopTop();
-    ++slots_[slot].generation;
-    free_slots_.push_back(slot);
-    --cancelled_in_heap_;
+    Recycle(slot);
+    --cancelled_queued_;
   }
+}
+
+int SimEnv::Earliest() {
+  PopCancelled();
+  int where = heap_.empty() ? -2 : -1;
+  const Entry* best = heap_.empty() ? nullptr : &heap_.front();
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    RingQueue<Entry>& q = lanes_[k].queue;
+    while (!q.empty() && !slots_[q.front().slot].live) {
+      Recycle(q.front().slot);
+      q.pop_front();
+      --cancelled_queued_;
+    }
+    if (!q.empty() && (best == nullptr || Earlier(q.front(), *best))) {
+      best = &q.front();
+      where = static_cast<int>(k);
+    }
+  }
+  return where;
 }
 
 absl::Time SimEnv::NextEventTime() {
-  PopCancelled();
-  return heap_.empty() ? absl::InfiniteFuture() : heap_.front().when;
+  const int where = Earliest();
+  if (where == -2)
+    return absl::InfiniteFuture();
+  return where == -1 ? heap_.front().when : lanes_[where].queue.front().when;
 }
 
 bool SimEnv::Step() {
-  PopCancelled();
-  if (heap_.empty()) {
+  const int where = Earliest();
+  if (where == -2) {
     return false;
   }
-  const Entry e = heap_.front();
-  PopTop();
+  Entry e;
+  if (where == -1) {
+    e = heap_.front();
+    PopTop();
+  } else {
+    e = lanes_[where].queue.front();
+    lanes_[where].queue.pop_front();
+  }
+  --queued_;
   Slot& s = slots_[e.slot];
   Callback cb = std::move(s.cb);
   s.live = false;

@@ -1,8 +1,10 @@
 #include "common/sim_env.h"
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -102,6 +104,49 @@ TEST(SimEnvTest, PopOrderMatchesSortedReferenceUnderTiesAndCancels) {
   }
   env.Run();
   EXPECT_EQ(order, want);
+}
+
+// Periodic timers (the fixed-delay lanes' case: several share a delay) mixed with one-off timers
+// at random delays, some equal to a period, and cancellations: every run callback's (time,
+// scheduling order) must exceed the previous one's, and every timer not cancelled must run.
+TEST(SimEnvTest, FixedDelayTimersAndOneOffsRunInTimeThenSchedulingOrder) {
+  SimEnv env;
+  std::mt19937 rng(11);
+  const absl::Time end = absl::UnixEpoch() + absl::Seconds(3);
+  std::vector<std::pair<absl::Time, int>> ran;  // (scheduled time, scheduling order)
+  std::vector<Env::TimerId> one_offs;
+  int scheduled = 0, cancelled = 0;
+  std::function<void(absl::Duration)> tick;
+  auto schedule = [&](absl::Duration d, std::function<void()> then) {
+    const absl::Time at = env.Now() + d;
+    const int order = scheduled++;
+    return env.RunAt(at, [&ran, at, order, then] {
+      ran.emplace_back(at, order);
+      then();
+    });
+  };
+  tick = [&](absl::Duration period) {
+    if (env.Now() + period > end)
+      return;
+    schedule(period, [&tick, period] { tick(period); });
+    if (rng() % 4 == 0) {  // a one-off, sometimes exactly a period ahead
+      const absl::Duration d =
+          rng() % 3 == 0 ? absl::Milliseconds(5) : absl::Microseconds(rng() % 20000);
+      one_offs.push_back(schedule(d, [] {}));
+    }
+    if (rng() % 16 == 0 && !one_offs.empty()) {
+      const size_t k = rng() % one_offs.size();
+      cancelled += env.Cancel(one_offs[k]) ? 1 : 0;
+    }
+  };
+  for (int ms : {5, 5, 1000, 7, 5, 3})
+    tick(absl::Milliseconds(ms));
+  env.Run();
+  EXPECT_EQ(env.pending(), 0u);
+  EXPECT_EQ(static_cast<int>(ran.size()), scheduled - cancelled);
+  EXPECT_GT(cancelled, 0);
+  for (size_t i = 1; i < ran.size(); ++i)
+    ASSERT_LT(ran[i - 1], ran[i]) << "event " << i;
 }
 
 }  // namespace
