@@ -45,7 +45,9 @@ void RunRandomChanges(const TargetWorkload& w, uint32_t seed) {
       const int gpu = static_cast<int>(u(rng) * c.gpu_count()) % c.gpu_count();
       const double req = 0.05 + 0.5 * u(rng);
       const double quota = u(rng) < 0.2 ? 0.5 : 1.0;
-      const Allocation a{InstanceId(next), FunctionId(1), GpuId(gpu),
+      const Allocation a{InstanceId(next),
+                         FunctionId(1),
+                         GpuId(gpu),
                          Bytes::MiB(1024 + static_cast<int64_t>(u(rng) * 12000)),
                          {req, std::min(1.0, req * 2), quota}};
       if (c.Add(a).ok())

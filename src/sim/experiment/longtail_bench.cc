@@ -6,7 +6,9 @@
 //     [SLUICE_BENCH_OUT=DIR] build/src/sim/experiment/sim_longtail_bench   (one command line)
 // SLUICE_BENCH_POLICY: comma-separated labels (all when unset); SLUICE_BENCH_OUT writes
 // summary.json / summary.csv / timelines there. The table goes to stderr. Without
-// SLUICE_BENCH_EXPERIMENT the benchmark reports an error and runs nothing.
+// SLUICE_BENCH_EXPERIMENT the benchmark reports an error and runs nothing. Like `sluice sim run`,
+// it re-executes itself with glibc's huge-page tunable first (common/huge_pages.h;
+// SLUICE_HUGE_PAGES=0 keeps small pages).
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
 
+#include "common/huge_pages.h"
 #include "core/perf/perf_model.h"
 #include "sim/experiment/experiment_loader.h"
 #include "sim/experiment/experiment_runner.h"
@@ -81,3 +84,13 @@ BENCHMARK(BM_LongTailExperiment)->Iterations(1)->Unit(benchmark::kSecond)->UseRe
 
 }  // namespace
 }  // namespace sluice::sim
+
+int main(int argc, char** argv) {
+  sluice::common::ReexecWithHugePages(argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
