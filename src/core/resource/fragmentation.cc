@@ -55,6 +55,23 @@ double FgdOfRooms(std::span<const GpuRoom> rooms, const TargetWorkload& w, doubl
   return expected;
 }
 
+// Fragments of idle nodes, by shape (GPU count, the first GPU's free memory): every idle node of a
+// shape has the first one's (MeasureFgd evaluates one node per shape).
+using IdleShapes = std::vector<std::tuple<int, int64_t, double>>;
+double IdleNodeFragment(IdleShapes& shapes, std::span<const GpuRoom> rooms, const TargetWorkload& w,
+                        double total_weight) {
+  const int count = static_cast<int>(rooms.size());
+  const int64_t mem = rooms.empty() ? 0 : rooms.front().free_memory.count();
+  auto it = std::find_if(shapes.begin(), shapes.end(), [&](const auto& s) {
+    return std::get<0>(s) == count && std::get<1>(s) == mem;
+  });
+  if (it == shapes.end()) {
+    shapes.emplace_back(count, mem, FgdOfRooms(rooms, w, total_weight));
+    it = std::prev(shapes.end());
+  }
+  return std::get<2>(*it);
+}
+
 std::vector<GpuRoom> RoomsOf(const ClusterState& state, NodeId node) {
   std::vector<GpuRoom> rooms;
   for (GpuId id : state.gpus_of(node)) {
@@ -124,7 +141,7 @@ double FgdNodeFragmentation(const ClusterState& state, NodeId node, const Target
 FgdFragmentation MeasureFgd(const ClusterState& state, const TargetWorkload& w) {
   const double total_weight = TotalWeight(w);
   // Idle nodes of one shape (GPU count, GPU memory) all have the same fragment.
-  std::vector<std::tuple<int, int64_t, double>> idle_shapes;
+  IdleShapes idle_shapes;
   FgdFragmentation out;
   std::vector<GpuRoom> rooms;
   for (int n = 0; n < state.node_count(); ++n) {
@@ -140,16 +157,7 @@ FgdFragmentation MeasureFgd(const ClusterState& state, const TargetWorkload& w) 
       out.fragment_sum += FgdOfRooms(rooms, w, total_weight);
       continue;
     }
-    const int count = static_cast<int>(rooms.size());
-    const int64_t mem = rooms.empty() ? 0 : rooms.front().free_memory.count();
-    auto it = std::find_if(idle_shapes.begin(), idle_shapes.end(), [&](const auto& s) {
-      return std::get<0>(s) == count && std::get<1>(s) == mem;
-    });
-    if (it == idle_shapes.end()) {
-      idle_shapes.emplace_back(count, mem, FgdOfRooms(rooms, w, total_weight));
-      it = std::prev(idle_shapes.end());
-    }
-    out.fragment_sum += std::get<2>(*it);
+    out.fragment_sum += IdleNodeFragment(idle_shapes, rooms, w, total_weight);
   }
   return out;
 }
@@ -203,7 +211,7 @@ FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& stat
   if (workload_.tasks.empty())
     return r;
   FgdFragmentation f;  // MeasureFgd's sums, in its order
-  std::vector<std::tuple<int, int64_t, double>> idle_shapes;
+  IdleShapes idle_shapes;
   std::vector<GpuRoom> rooms;
   for (int n = 0; n < state.node_count(); ++n) {
     bool active = false;
@@ -217,16 +225,7 @@ FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& stat
     rooms.clear();
     for (GpuId id : state.gpus_of(NodeId(n)))
       rooms.push_back({gpus_[id.value()].unallocated, gpus_[id.value()].memory_free});
-    const int count = static_cast<int>(rooms.size());
-    const int64_t mem = rooms.empty() ? 0 : rooms.front().free_memory.count();
-    auto it = std::find_if(idle_shapes.begin(), idle_shapes.end(), [&](const auto& s) {
-      return std::get<0>(s) == count && std::get<1>(s) == mem;
-    });
-    if (it == idle_shapes.end()) {
-      idle_shapes.emplace_back(count, mem, FgdOfRooms(rooms, workload_, total_weight_));
-      it = std::prev(idle_shapes.end());
-    }
-    f.fragment_sum += std::get<2>(*it);
+    f.fragment_sum += IdleNodeFragment(idle_shapes, rooms, workload_, total_weight_);
   }
   r.fgd = f.ratio();
   return r;
