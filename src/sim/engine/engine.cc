@@ -251,6 +251,8 @@ absl::StatusOr<RunResult> Engine::Run() {
   ran_ = true;
   SLUICE_RETURN_IF_ERROR(StartRun());
   env_.RunUntil(horizon_ + config_.drain_timeout);
+  if (prefetch_ != nullptr)
+    prefetch_->Stop();  // the helper's core is free while the results are collected
   SLUICE_RETURN_IF_ERROR(error_);
   return Collect();
 }

@@ -38,6 +38,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/engine/vertical_driver.h"
 #include "sim/workload/arrivals.h"
+#include "sim/workload/prefetch.h"
 #include "sim/workload/random.h"
 
 namespace sluice::sim {
@@ -270,6 +271,7 @@ class Engine : public GpuShareModel::Listener {
 
   // Fluid mode (fluid.cc; sim_config.h: FluidConfig).
   void InitFluid();
+  void StartDrawThread();
   bool FluidEligible(const Function& f) const;
   // Every fluid function's window [now, now + sample interval): counted and modelled, or its
   // arrivals scheduled exactly when no warm instance holds its share.
@@ -360,6 +362,9 @@ class Engine : public GpuShareModel::Listener {
   int64_t fluid_skipped_windows_ = 0;
   absl::Status error_;
   bool ran_ = false;
+  // FluidConfig::draw_thread: serves the fluid functions' sources (wrapped in fns_); declared
+  // last, so it stops before they go.
+  std::unique_ptr<ArrivalPrefetcher> prefetch_;
 };
 
 template <typename... Args>

@@ -51,6 +51,24 @@ void Engine::InitFluid() {
       fluid_fns_.push_back(static_cast<int>(i));
     }
   }
+  if (config_.fluid.draw_thread && !fluid_fns_.empty())
+    StartDrawThread();
+}
+
+// Fluid sources are asked only for windows on the sample grid (generated: Next(), in order), so a
+// helper thread can draw them ahead (sim/workload/prefetch.h).
+void Engine::StartDrawThread() {
+  prefetch_ = std::make_unique<ArrivalPrefetcher>();
+  for (int fn : fluid_fns_) {
+    Function& f = fns_[fn];
+    auto wrapped = f.fluid_generated
+                       ? std::make_unique<PrefetchedSource>(std::move(f.arrivals))
+                       : std::make_unique<PrefetchedSource>(std::move(f.arrivals), start_,
+                                                            config_.sample_interval, horizon_);
+    prefetch_->Add(wrapped.get());
+    f.arrivals = std::move(wrapped);
+  }
+  prefetch_->Start();
 }
 
 void Engine::FluidWindows() {

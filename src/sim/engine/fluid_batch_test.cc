@@ -116,6 +116,21 @@ TEST(FluidBatchTest, BatchesUnderSluiceTakeTheSameDecisions) {
   EXPECT_NEAR(many.result.mean_active_gpus, one.result.mean_active_gpus, 1e-9);
 }
 
+// FluidConfig::draw_thread: the fluid functions' counts and generated arrivals come from a
+// helper thread, value for value what the sources give on the engine's thread.
+TEST(FluidBatchTest, TheDrawThreadChangesNothing) {
+  auto perf = testing::MakeFakePerf(absl::Milliseconds(60), absl::Milliseconds(15));
+  auto run = [&](bool draw_thread) {
+    SimConfig c = Fleet(30);
+    c.fluid.draw_thread = draw_thread;
+    return RunCounted(c, *core::MakePolicySet("sluice", {}, "t.yaml"), *perf);
+  };
+  const Batched inline_draws = run(false);
+  const Batched thread_draws = run(true);
+  EXPECT_GT(thread_draws.batched, 2000);
+  ExpectSameResult(thread_draws.result, inline_draws.result);
+}
+
 // Rarely invoked functions (exact below min_mean_rps, one fluid burst) spend most samples quiet
 // inside the lazy window after each arrival; quiet batches (on by default) hold those back
 // without changing anything.

@@ -143,6 +143,10 @@ struct FluidConfig {
   // samples reach the scaler together at the batch's last sample: the same decisions, fewer
   // visits. Windows keep their own counts, backlog and recorded latencies.
   int batch_samples = 1;
+  // Draws the fluid functions' window counts and generated arrivals on a helper thread, ahead of
+  // the simulation (sim/workload/prefetch.h): each function's source has its own random stream,
+  // so the results are bit-identical; the run uses a second core.
+  bool draw_thread = false;
 };
 
 struct SimConfig {

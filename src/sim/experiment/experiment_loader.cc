@@ -45,14 +45,14 @@ absl::Status ParseColdStart(const StrictMap& top, ColdStartConfig& cs) {
   return absl::OkStatus();
 }
 
-// `fluid: {min_mean_rps: R[, generate_below_rps: G][, batch_samples: K]}` turns the approximate
-// fluid mode on (sim_config.h: FluidConfig).
+// `fluid: {min_mean_rps: R[, generate_below_rps: G][, batch_samples: K][, draw_thread: B]}`
+// turns the approximate fluid mode on (sim_config.h: FluidConfig).
 absl::Status ParseFluid(const StrictMap& top, FluidConfig& fluid) {
   if (!top.Has("fluid")) return absl::OkStatus();
   SLUICE_ASSIGN_OR_RETURN(StrictMap m, StrictMap::Create(top.Get("fluid"), top.file(), "fluid",
                                                          {"min_mean_rps",
                                                           "generate_below_rps",
-                                                          "batch_samples"}));
+                                                          "batch_samples", "draw_thread"}));
   if (!m.Has("min_mean_rps")) return m.ErrorAt("min_mean_rps", "required field is missing");
   SLUICE_ASSIGN_OR_RETURN(fluid.min_mean_rps,
                           m.Double("min_mean_rps", Range::kPositive, fluid.min_mean_rps));
@@ -63,6 +63,7 @@ absl::Status ParseFluid(const StrictMap& top, FluidConfig& fluid) {
                           m.Int("batch_samples", Range::kPositive, fluid.batch_samples));
   if (batch > 3600) return m.ErrorAt("batch_samples", "must be at most 3600");
   fluid.batch_samples = static_cast<int>(batch);
+  SLUICE_ASSIGN_OR_RETURN(fluid.draw_thread, m.Bool("draw_thread", fluid.draw_thread));
   fluid.enabled = true;
   return absl::OkStatus();
 }

@@ -45,6 +45,11 @@ TEST(FluidLoaderTest, AbsentMeansExactAndPresentTurnsItOn) {
       ParseExperiment(Experiment("fluid: {min_mean_rps: 0.5, batch_samples: 10}\n"), "e.yaml");
   ASSERT_TRUE(batched.ok()) << batched.status();
   EXPECT_EQ(batched->fluid.batch_samples, 10);
+  EXPECT_FALSE(batched->fluid.draw_thread);  // off unless asked
+  auto threaded = ParseExperiment(Experiment("fluid: {min_mean_rps: 0.5, draw_thread: true}\n"),
+                                  "e.yaml");
+  ASSERT_TRUE(threaded.ok()) << threaded.status();
+  EXPECT_TRUE(threaded->fluid.draw_thread);
 }
 
 TEST(FluidLoaderTest, BadValuesNameTheField) {
@@ -63,6 +68,8 @@ TEST(FluidLoaderTest, BadValuesNameTheField) {
               HasSubstr("field 'fluid.batch_samples'"));
   EXPECT_THAT(Error(Experiment("fluid: {min_mean_rps: 1, batch_samples: 5000}\n")),
               HasSubstr("field 'fluid.batch_samples': must be at most 3600"));
+  EXPECT_THAT(Error(Experiment("fluid: {min_mean_rps: 1, draw_thread: 2}\n")),
+              HasSubstr("field 'fluid.draw_thread'"));
 }
 
 TEST(FluidLoaderTest, QuietBatchSamplesDefaultsOnAndIsChecked) {
