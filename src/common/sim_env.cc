@@ -156,11 +156,13 @@ int SimEnv::Earliest() {
   return where;
 }
 
+const SimEnv::Entry& SimEnv::At(int where) const {
+  return where == -1 ? heap_.front() : lanes_[where].queue.front();
+}
+
 absl::Time SimEnv::NextEventTime() {
   const int where = Earliest();
-  if (where == -2)
-    return absl::InfiniteFuture();
-  return where == -1 ? heap_.front().when : lanes_[where].queue.front().when;
+  return where == -2 ? absl::InfiniteFuture() : At(where).when;
 }
 
 bool SimEnv::Step() {
@@ -168,12 +170,15 @@ bool SimEnv::Step() {
   if (where == -2) {
     return false;
   }
-  Entry e;
+  RunFrom(where);
+  return true;
+}
+
+void SimEnv::RunFrom(int where) {
+  const Entry e = At(where);
   if (where == -1) {
-    e = heap_.front();
     PopTop();
   } else {
-    e = lanes_[where].queue.front();
     lanes_[where].queue.pop_front();
   }
   --queued_;
@@ -186,7 +191,6 @@ bool SimEnv::Step() {
   now_ = e.when;
   ++events_run_;
   cb();
-  return true;
 }
 
 void SimEnv::Run() {
@@ -197,8 +201,11 @@ void SimEnv::Run() {
 
 void SimEnv::RunUntil(absl::Time until) {
   stopped_ = false;
-  while (!stopped_ && NextEventTime() <= until) {
-    Step();
+  while (!stopped_) {
+    const int where = Earliest();  // once per event: it also drops cancelled entries
+    if (where == -2 || At(where).when > until)
+      break;
+    RunFrom(where);
   }
   if (!stopped_ && until > now_) {
     now_ = until;

@@ -71,6 +71,8 @@ class SimEnv : public Env {
   // Drops cancelled entries at the fronts; the queue holding the earliest live entry (-1 = the
   // heap) or -2 when nothing is pending.
   int Earliest();
+  const Entry& At(int where) const;  // the front entry of `where` (Earliest's answer, not -2)
+  void RunFrom(int where);            // pops At(where) and runs its callback
   void Recycle(uint32_t slot);
 
   absl::Time now_;

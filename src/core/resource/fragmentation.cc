@@ -72,6 +72,15 @@ double IdleNodeFragment(IdleShapes& shapes, std::span<const GpuRoom> rooms, cons
   return std::get<2>(*it);
 }
 
+// A node's GPUs' free room as RoomsOf builds it, from FragmentationMeter's per-GPU entries.
+template <typename Entries>
+void CachedRooms(const ClusterState& state, NodeId node, const Entries& gpus,
+                 std::vector<GpuRoom>& rooms) {
+  rooms.clear();
+  for (GpuId id : state.gpus_of(node))
+    rooms.push_back({gpus[id.value()].unallocated, gpus[id.value()].memory_free});
+}
+
 std::vector<GpuRoom> RoomsOf(const ClusterState& state, NodeId node) {
   std::vector<GpuRoom> rooms;
   for (GpuId id : state.gpus_of(node)) {
@@ -190,12 +199,12 @@ double FragmentationMeter::NodeFragment(const ClusterState& state, NodeId node, 
   if (!active || e.key == key)
     return e.fragment;
   std::vector<GpuRoom> rooms;
-  for (GpuId id : state.gpus_of(node))
-    rooms.push_back({gpus_[id.value()].unallocated, gpus_[id.value()].memory_free});
+  CachedRooms(state, node, gpus_, rooms);
   e.key = key;
   e.fragment = FgdOfRooms(rooms, workload_, total_weight_);
   return e.fragment;
 }
+
 
 FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& state) {
   gpus_.resize(static_cast<size_t>(state.gpu_count()));
@@ -222,9 +231,7 @@ FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& stat
       f.fragment_sum += fragment;
       continue;
     }
-    rooms.clear();
-    for (GpuId id : state.gpus_of(NodeId(n)))
-      rooms.push_back({gpus_[id.value()].unallocated, gpus_[id.value()].memory_free});
+    CachedRooms(state, NodeId(n), gpus_, rooms);
     f.fragment_sum += IdleNodeFragment(idle_shapes, rooms, workload_, total_weight_);
   }
   r.fgd = f.ratio();
