@@ -144,5 +144,50 @@ TEST(EngineLongTailTest, InstancesBeyondActiveWantedArePlacedParked) {
   EXPECT_TRUE(HasLine(out->log, "2.000000 f0 unpark inst=0")) << out->log;
 }
 
+// Three instances on one GPU under a 5 ms controller, all busy at 0; f0's parks at the 1 s
+// sample, then f1 and f2 run again at 2 s. The split of every controller period is recorded.
+absl::StatusOr<testing::FixedTokenController::Split> ParkedBesideBusy(int functions) {
+  auto perf = testing::MakeFakePerf();
+  SimConfig c = SmallConfig(1, 1);
+  c.functions = {FakeFunction("f0", SmQuota{0.3, 1}, Trace("p", {0})),
+                 FakeFunction("f1", SmQuota{0.3, 1}, Trace("a", {0, 2})),
+                 FakeFunction("f2", SmQuota{0.3, 1}, Trace("b", {0, 2}))};
+  c.functions.resize(functions);
+  testing::FixedTokenController::Split split;
+  FakePolicyOptions o;
+  o.controller_period = absl::Milliseconds(5);
+  o.active_scripts = {{{kT0 + absl::Seconds(1), 0}}};
+  o.issue_split = &split;
+  auto out = RunFake(c, o, *perf);
+  if (!out.ok())
+    return out.status();
+  EXPECT_TRUE(HasLine(out->log, "1.000000 f0 park inst=0")) << out->log;
+  return split;
+}
+
+// As in the node's token server (SetParked): a parked resident has no say in the split.
+TEST(EngineLongTailTest, ParkedInstancesTakeNoPartInTheVerticalSplit) {
+  auto split = ParkedBesideBusy(3);
+  ASSERT_TRUE(split.ok()) << split.status();
+  int before = 0, after = 0;
+  for (const auto& [at, ids] : *split) {
+    const bool parked = at >= kT0 + absl::Seconds(1);
+    const std::vector<int64_t> want =
+        parked ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{0, 1, 2};
+    EXPECT_EQ(ids, want) << absl::FormatTime(at);
+    ++(parked ? after : before);
+  }
+  EXPECT_GT(before, 0);
+  EXPECT_GT(after, 0);  // f1 and f2 at 2 s
+}
+
+// One unparked worker beside a parked one has nobody to share with: its GPU is not ticked.
+TEST(EngineLongTailTest, AWorkerBesideParkedOnesIsNotTicked) {
+  auto split = ParkedBesideBusy(2);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_FALSE(split->empty());  // f0 and f1 at 0
+  EXPECT_LT(split->back().first, kT0 + absl::Seconds(1));
+}
+
 }  // namespace
 }  // namespace sluice::sim

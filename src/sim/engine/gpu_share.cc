@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/status.h"
+#include "core/longtail/parking.h"
 
 namespace sluice::sim {
 namespace {
@@ -129,6 +130,7 @@ void GpuShareModel::Attach(int32_t instance, std::span<const core::GpuId> gpus,
     s.used_since = now;
     m.shards.push_back(s);
     gpus_[g.value()].residents.push_back(instance);
+    gpus_[g.value()].parked += core::IsParked(quota) ? 1 : 0;
   }
 }
 
@@ -142,6 +144,7 @@ void GpuShareModel::Detach(int32_t instance) {
   for (const Shard& s : m.shards) {
     auto& r = gpus_[s.gpu].residents;
     r.erase(std::find(r.begin(), r.end(), instance));
+    gpus_[s.gpu].parked -= core::IsParked(m.quota) ? 1 : 0;
     gpus.push_back(s.gpu);
   }
   m.attached = false;
@@ -268,8 +271,10 @@ void GpuShareModel::SetQuota(int32_t instance, const core::SmQuota& quota) {
   Member& m = members_[instance];
   SLUICE_CHECK(m.attached);
   const absl::Time now = env_.Now();
+  const int parked = (core::IsParked(quota) ? 1 : 0) - (core::IsParked(m.quota) ? 1 : 0);
   for (Shard& s : m.shards) {
     SetShare(s, s.share, m.quota.time_quota, now);  // SM-time so far at the old time quota
+    gpus_[s.gpu].parked += parked;
     s.cap = quota.limit;
     if (m.busy)
       s.rate = -1;  // the latency at the new quota is not known yet

@@ -87,6 +87,11 @@ class GpuShareModel {
   // Instances resident on `gpu`, in attach order (stable between calls).
   std::span<const int32_t> residents(core::GpuId gpu) const { return gpus_[gpu.value()].residents; }
   int busy_count(core::GpuId gpu) const { return gpus_[gpu.value()].busy; }
+  // Residents of `gpu` that are not parked (memory-only idle: core::IsParked(quota)).
+  int unparked_count(core::GpuId gpu) const {
+    const Gpu& g = gpus_[gpu.value()];
+    return static_cast<int>(g.residents.size()) - g.parked;
+  }
   const core::SmQuota& quota(int32_t instance) const { return members_[instance].quota; }
   // Changes an attached instance's quota live (vertical scaling): caps return to the new
   // quota.limit, the work item in progress keeps the progress made so far and continues at the
@@ -136,6 +141,7 @@ class GpuShareModel {
   struct Gpu {
     absl::InlinedVector<int32_t, 4> residents;  // inline: one cache miss less per reshare
     int busy = 0;
+    int parked = 0;  // residents whose quota is core::IsParked
   };
 
   Shard& ShardOf(Member& m, int32_t gpu);

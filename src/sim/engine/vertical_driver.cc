@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/longtail/parking.h"
 
 namespace sluice::sim {
 VerticalDriver::VerticalDriver(common::Env& env, core::PolicySet& policy, GpuShareModel& shares,
@@ -29,7 +30,7 @@ void VerticalDriver::OnWorkStarted(core::GpuId gpu) {
   GpuTicker& t = gpus_[gpu.value()];
   if (t.ticking || t.static_shares)
     return;
-  if (shares_.residents(gpu).size() < 2)
+  if (shares_.unparked_count(gpu) < 2)
     return;
   if (t.controller == nullptr) {
     t.controller = policy_.MakeVerticalController(gpu);
@@ -52,41 +53,57 @@ void VerticalDriver::Tick(core::GpuId gpu) {
   GpuTicker& t = gpus_[gpu.value()];
   ++ticks_;
   const auto residents = shares_.residents(gpu);
-  if (residents.size() < 2) {
+  if (shares_.unparked_count(gpu) < 2) {
     StopTicking(gpu);
     return;
   }
-  const double period_s = absl::ToDoubleSeconds(t.controller->period());
   const int64_t max_tokens = cluster_.gpu(gpu).spec.sm_count * kBlocksPerSmPerPeriod;
-  activity_.clear();
-  bool any_work = shares_.busy_count(gpu) > 0;
-  for (size_t k = 0; k < residents.size(); ++k) {
-    const int32_t id = residents[k];
-    const double used = shares_.TakeUsedShareSeconds(gpu, id);
-    any_work = any_work || used > 0;
-    core::InstanceActivity a;
-    a.instance = common::InstanceId(id);
-    a.quota = shares_.quota(id);
-    a.slo_sensitive = (flags_[id] & 1) != 0;
-    a.llm = (flags_[id] & 2) != 0;
-    a.blocks_launched = std::llround(used / period_s * static_cast<double>(max_tokens));
-    a.cycles_completed = TakeCycles(t, k, id);
-    activity_.push_back(a);
-  }
+  const bool any_work = Observe(gpu, t, residents, max_tokens);
   if (!any_work) {
     StopTicking(gpu);
     return;
   }
   tokens_.assign(activity_.size(), 0);
   t.controller->Issue(env_.Now(), max_tokens, activity_, tokens_);
-  caps_.resize(tokens_.size());
-  for (size_t k = 0; k < tokens_.size(); ++k) {
-    caps_[k] = static_cast<double>(tokens_[k]) / static_cast<double>(max_tokens);
+  // Caps in residents order: a parked resident keeps its quota.limit.
+  caps_.resize(residents.size());
+  for (size_t k = 0, j = 0; k < residents.size(); ++k) {
+    const bool split = j < active_.size() && active_[j] == k;
+    caps_[k] = split ? static_cast<double>(tokens_[j++]) / static_cast<double>(max_tokens)
+                     : shares_.quota(residents[k]).limit;
   }
   shares_.SetCaps(gpu, caps_);
   if (share_log_ != nullptr)
     ReportCaps(gpu, t, caps_, t.controller->state_name());
   env_.RunAfter(t.controller->period(), [this, gpu] { Tick(gpu); });
+}
+
+bool VerticalDriver::Observe(core::GpuId gpu, GpuTicker& t, std::span<const int32_t> residents,
+                             int64_t max_tokens) {
+  const double period_s = absl::ToDoubleSeconds(t.controller->period());
+  activity_.clear();
+  active_.clear();
+  bool any_work = shares_.busy_count(gpu) > 0;
+  for (size_t k = 0; k < residents.size(); ++k) {
+    const int32_t id = residents[k];
+    // Every resident's iteration count is read, as the token server reads every slot's.
+    const int64_t cycles = TakeCycles(t, k, id);
+    const core::SmQuota& quota = shares_.quota(id);
+    if (core::IsParked(quota))
+      continue;  // memory-only idle: no say in the split, no tokens, no history kept
+    const double used = shares_.TakeUsedShareSeconds(gpu, id);
+    any_work = any_work || used > 0;
+    core::InstanceActivity a;
+    a.instance = common::InstanceId(id);
+    a.quota = quota;
+    a.slo_sensitive = (flags_[id] & 1) != 0;
+    a.llm = (flags_[id] & 2) != 0;
+    a.blocks_launched = std::llround(used / period_s * static_cast<double>(max_tokens));
+    a.cycles_completed = cycles;
+    activity_.push_back(a);
+    active_.push_back(k);
+  }
+  return any_work;
 }
 
 int64_t VerticalDriver::TakeCycles(GpuTicker& t, size_t k, int32_t instance) {
@@ -122,6 +139,10 @@ void VerticalDriver::ReportCaps(core::GpuId gpu, GpuTicker& t, std::span<const d
   const auto residents = shares_.residents(gpu);
   for (size_t k = 0; k < residents.size() && k < caps.size(); ++k) {
     const int32_t id = residents[k];
+    if (core::IsParked(shares_.quota(id))) {
+      logged_cap_[id] = -1;  // out of the split; reported afresh once un-parked
+      continue;
+    }
     const double before = logged_cap_[id] < 0 ? shares_.quota(id).limit : logged_cap_[id];
     if (!state_changed && std::abs(caps[k] - before) < kMaterialCapChange)
       continue;

@@ -1,10 +1,14 @@
 // Drives the policy's per-GPU VerticalControllers in the simulator. A GPU is ticked every
-// controller period only while it hosts >= 2 instances and had work in the last period, so idle
-// GPUs cost nothing and virtual time can jump. Each tick reports every resident's activity
-// (blocks launched = share-seconds used in the period / period x max_tokens; cycles completed =
-// the instance's batches or training iterations that ended in the period) and turns the
-// issued tokens into share caps (tokens / max_tokens) in the GpuShareModel. When ticking stops,
-// caps return to each instance's quota.limit. An optional share log hears of material cap changes
+// controller period only while it hosts >= 2 unparked instances and had work in the last period,
+// so idle GPUs cost nothing and virtual time can jump. Parked residents (memory-only idle,
+// core::IsParked quota) take no part, as in the node's token server (runtime/agent
+// token_server.h, SetParked): no say in the split, no tokens, and the controller drops their
+// history (it sees them no more; an un-parked one starts afresh). Each tick reports every
+// unparked resident's activity (blocks launched = share-seconds used in the period / period x
+// max_tokens; cycles completed = the instance's batches or training iterations that ended in the
+// period) and turns the issued tokens into share caps (tokens / max_tokens) in the
+// GpuShareModel; a parked resident's cap is its quota.limit. When ticking stops, caps return to
+// each instance's quota.limit. An optional share log hears of material cap changes
 // (>= kMaterialCapChange of the GPU) and controller state changes (the event log's `share` lines).
 // Not thread-safe.
 #ifndef SLUICE_SIM_ENGINE_VERTICAL_DRIVER_H_
@@ -71,6 +75,10 @@ class VerticalDriver {
   // Ends since the last tick of `instance`, the k-th resident.
   int64_t TakeCycles(GpuTicker& t, size_t k, int32_t instance);
   void Tick(core::GpuId gpu);
+  // Fills activity_ with the unparked residents' activity in the period just ended (active_:
+  // their indices in `residents`); true if any of them worked or is busy.
+  bool Observe(core::GpuId gpu, GpuTicker& t, std::span<const int32_t> residents,
+               int64_t max_tokens);
   void StopTicking(core::GpuId gpu);
   // Reports residents' new caps (`caps` in residents order) to share_log_ per SetShareLog.
   void ReportCaps(core::GpuId gpu, GpuTicker& t, std::span<const double> caps,
@@ -87,6 +95,7 @@ class VerticalDriver {
   ShareLog share_log_;
   int64_t ticks_ = 0;
   std::vector<core::InstanceActivity> activity_;  // scratch
+  std::vector<size_t> active_;  // scratch: activity_[j] is residents[active_[j]]
   std::vector<int64_t> tokens_;
   std::vector<double> caps_;
 };

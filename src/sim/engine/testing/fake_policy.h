@@ -126,17 +126,25 @@ class ScriptedScaler : public core::HorizontalScaler {
   std::vector<std::pair<absl::Time, int>> active_;
 };
 
-// Issues fixed fractions of max_tokens (cap_fraction), or the limit when < 0; records calls.
+// Issues fixed fractions of max_tokens (cap_fraction), or the limit when < 0; records calls
+// and, when `split` is set, each call's time and instances.
 class FixedTokenController : public core::VerticalController {
  public:
-  FixedTokenController(absl::Duration period, double cap_fraction, int* issue_calls)
-      : period_(period), cap_fraction_(cap_fraction), issue_calls_(issue_calls) {}
+  using Split = std::vector<std::pair<absl::Time, std::vector<int64_t>>>;
+  FixedTokenController(absl::Duration period, double cap_fraction, int* issue_calls,
+                       Split* split = nullptr)
+      : period_(period), cap_fraction_(cap_fraction), issue_calls_(issue_calls), split_(split) {}
   std::string_view name() const override { return "fixed-tokens"; }
   absl::Duration period() const override { return period_; }
-  void Issue(absl::Time, int64_t max_tokens, std::span<const core::InstanceActivity> in,
+  void Issue(absl::Time now, int64_t max_tokens, std::span<const core::InstanceActivity> in,
              std::span<int64_t> out) override {
     if (issue_calls_ != nullptr)
       ++*issue_calls_;
+    if (split_ != nullptr) {
+      split_->emplace_back(now, std::vector<int64_t>());
+      for (const core::InstanceActivity& a : in)
+        split_->back().second.push_back(a.instance.value());
+    }
     for (size_t i = 0; i < in.size(); ++i) {
       const double f = cap_fraction_ >= 0 ? cap_fraction_ : in[i].quota.limit;
       out[i] = static_cast<int64_t>(f * static_cast<double>(max_tokens));
@@ -147,6 +155,7 @@ class FixedTokenController : public core::VerticalController {
   absl::Duration period_;
   double cap_fraction_;
   int* issue_calls_;
+  Split* split_;
 };
 
 struct FakePolicyOptions {
@@ -155,6 +164,7 @@ struct FakePolicyOptions {
   absl::Duration controller_period = absl::InfiniteDuration();
   double controller_cap = -1;  // FixedTokenController's fraction; < 0 = limit
   int* issue_calls = nullptr;
+  FixedTokenController::Split* issue_split = nullptr;  // every Issue's time and instances
   // Per function id: scaler script (missing = keep min_instances).
   std::vector<std::vector<std::pair<absl::Time, int>>> scripts;
   std::vector<ScriptedScaler*>* scalers_out = nullptr;  // borrowed pointers to made scalers
@@ -194,7 +204,7 @@ class FakePolicySet : public core::PolicySet {
   }
   std::unique_ptr<core::VerticalController> MakeVerticalController(core::GpuId) const override {
     return std::make_unique<FixedTokenController>(o_.controller_period, o_.controller_cap,
-                                                  o_.issue_calls);
+                                                  o_.issue_calls, o_.issue_split);
   }
   std::unique_ptr<core::HybridScaler> MakeHybridScaler(
       const core::FunctionTraits& f) const override {
