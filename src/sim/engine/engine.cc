@@ -160,7 +160,7 @@ absl::Status Engine::InitFunction(size_t i, const WorkloadSpec& spec, std::strin
   SLUICE_ASSIGN_OR_RETURN(
       f.arrivals, MakeArrivalSource(spec, DeriveSeed(config_.seed, i), start_, config_.horizon));
   if (fc.exponential_service_mean) {
-    f.service_rng.emplace(DeriveSeed(config_.seed, kServiceStreamBase + i));
+    f.service_rng = std::make_unique<Rng>(DeriveSeed(config_.seed, kServiceStreamBase + i));
   }
   return absl::OkStatus();
 }
