@@ -12,8 +12,8 @@
 
 namespace sluice::common {
 
-// T must be default-constructible and movable. front(), back(), pop_front() and operator[]
-// require a non-empty queue (operator[]: i < size()); SLUICE_CHECKed.
+// T must be default-constructible and movable. front(), back(), pop_front(), pop_back() and
+// operator[] require a non-empty queue (operator[]: i < size()); SLUICE_CHECKed.
 template <typename T>
 class RingQueue {
  public:
@@ -38,6 +38,10 @@ class RingQueue {
   void pop_front() {
     SLUICE_CHECK(size_ > 0);
     head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+  }
+  void pop_back() {
+    SLUICE_CHECK(size_ > 0);
     --size_;
   }
   void clear() {

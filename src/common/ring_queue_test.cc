@@ -1,5 +1,5 @@
-// RingQueue against std::deque over random pushes, pops and clears (the order, the size, front,
-// back and indexing agree at every step, across growth and wrap-around).
+// RingQueue against std::deque over random pushes, pops at both ends and clears (the order, the
+// size, front, back and indexing agree at every step, across growth and wrap-around).
 #include "common/ring_queue.h"
 
 #include <deque>
@@ -10,7 +10,7 @@
 namespace sluice::common {
 namespace {
 
-TEST(RingQueueTest, BehavesAsADequeUsedAsAQueue) {
+TEST(RingQueueTest, BehavesAsADeque) {
   std::mt19937 rng(3);
   RingQueue<int> q;
   std::deque<int> ref;
@@ -20,10 +20,15 @@ TEST(RingQueueTest, BehavesAsADequeUsedAsAQueue) {
     if (op < 55) {
       q.push_back(next);
       ref.push_back(next++);
-    } else if (op < 99) {
+    } else if (op < 84) {
       if (!ref.empty()) {
         q.pop_front();
         ref.pop_front();
+      }
+    } else if (op < 99) {
+      if (!ref.empty()) {  // a monotone queue's back pops (DiluVerticalController's T_min)
+        q.pop_back();
+        ref.pop_back();
       }
     } else {
       q.clear();

@@ -16,10 +16,10 @@ void FunctionGpus::Remove(FunctionId f, GpuId g) {
   auto jt = it->second.find(g);
   if (jt == it->second.end())
     return;
+  // A function's map stays when it empties: a re-quota (parking) removes and re-adds the same
+  // GPU, and a rebuilt map would allocate each time.
   if (--jt->second <= 0)
     it->second.erase(jt);
-  if (it->second.empty())
-    map_.erase(it);
 }
 
 const absl::flat_hash_map<GpuId, int>* FunctionGpus::Of(FunctionId f) const {

@@ -35,7 +35,7 @@ class FunctionGpus {
  public:
   void Add(FunctionId f, GpuId g);
   void Remove(FunctionId f, GpuId g);
-  // GPUs hosting at least one instance of `f`; null when none.
+  // GPUs hosting at least one instance of `f`; null or empty when none.
   const absl::flat_hash_map<GpuId, int>* Of(FunctionId f) const;
   bool Hosts(FunctionId f, GpuId g) const;
 

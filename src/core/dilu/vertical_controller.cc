@@ -133,8 +133,10 @@ void DiluVerticalController::RecordIterationKlc(Slot& s, double klc) {
   s.klc = klc;
   const double now = static_cast<double>(s.periods);
   if (config_.klc_min_window == 0) {  // the paper's all-time minimum: keep just the minimum
-    if (s.mins.empty() || klc < s.mins.front().value)
-      s.mins.assign(1, {now, klc});
+    if (s.mins.empty() || klc < s.mins.front().value) {
+      s.mins.clear();
+      s.mins.push_back({now, klc});
+    }
     return;
   }
   while (!s.mins.empty() && s.mins.back().value >= klc)

@@ -7,7 +7,6 @@
 #define SLUICE_CORE_DILU_VERTICAL_CONTROLLER_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "common/ring_queue.h"
 #include "core/policy/vertical.h"
 
 namespace sluice::core {
@@ -126,8 +126,11 @@ class DiluVerticalController final : public VerticalController {
     int64_t periods = 0;      // Observe calls
     double busy_clock = 0;    // busy periods so far
     double ended = 0;         // iterations ended so far
-    std::deque<Mark> ends;    // recorded ends, oldest first (only as far back as the span needs)
-    std::deque<Mark> mins;    // sliding minimum of recorded KLCs (increasing values)
+    // Recorded ends, oldest first (only as far back as the span needs), and the sliding minimum
+    // of recorded KLCs (increasing values). Ring buffers: no allocation until the first push
+    // (std::deque allocates on construction, and slots come and go with residents).
+    common::RingQueue<Mark> ends;
+    common::RingQueue<Mark> mins;
     double klc = 0;           // last recorded iteration KLC; 0 = none
   };
   struct Branch {  // an SLO instance's proposal (branches a-e)
