@@ -3,6 +3,7 @@
 #include "sim/workload/prefetch.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <utility>
 
@@ -10,8 +11,27 @@
 
 namespace sluice::sim {
 
+namespace {
+
+// The ring size for a Next() source of `rate` arrivals per second (see the constructor).
+uint64_t NextCapacity(double rate, uint64_t least, uint64_t most, double ahead_s) {
+  const double want = rate * ahead_s;
+  if (!(want > static_cast<double>(least)))
+    return least;
+  return want >= static_cast<double>(most) ? most : std::bit_ceil(static_cast<uint64_t>(want));
+}
+
+}  // namespace
+
 PrefetchedSource::PrefetchedSource(std::unique_ptr<ArrivalSource> inner)
-    : inner_(std::move(inner)), counts_(false), start_(), step_(), end_() {
+    : inner_(std::move(inner)),
+      counts_(false),
+      start_(),
+      step_(),
+      end_(),
+      capacity_(NextCapacity(inner_ != nullptr ? inner_->MeanRate() : 0, kCapacity, kMaxCapacity,
+                             kAheadSeconds)),
+      items_(capacity_) {
   SLUICE_CHECK(inner_ != nullptr);
 }
 
@@ -23,15 +43,17 @@ PrefetchedSource::PrefetchedSource(std::unique_ptr<ArrivalSource> inner, absl::T
       step_(step),
       end_(end),
       produce_from_(start),
-      take_from_(start) {
+      take_from_(start),
+      capacity_(kCapacity),
+      items_(capacity_) {
   SLUICE_CHECK(inner_ != nullptr && step > absl::ZeroDuration() && start <= end);
 }
 
 bool PrefetchedSource::Fill() {
   uint64_t t = tail_.load(std::memory_order_relaxed);
   bool any = false;
-  while (!done_ && t - head_.load(std::memory_order_acquire) < kCapacity) {
-    Item& it = items_[t % kCapacity];
+  while (!done_ && t - head_.load(std::memory_order_acquire) < capacity_) {
+    Item& it = items_[t & (capacity_ - 1)];
     if (counts_) {
       if (produce_from_ >= end_) {
         done_ = true;
@@ -64,9 +86,9 @@ PrefetchedSource::Item PrefetchedSource::Take() {
       std::this_thread::yield();
     }
   }
-  const Item it = items_[h % kCapacity];
+  const Item it = items_[h & (capacity_ - 1)];
   head_.store(h + 1, std::memory_order_release);
-  if (owner_ != nullptr && tail_.load(std::memory_order_acquire) - (h + 1) < kCapacity / 2)
+  if (owner_ != nullptr && tail_.load(std::memory_order_acquire) - (h + 1) < capacity_ / 2)
     owner_->WakeIfSleeping();
   return it;
 }
@@ -115,7 +137,7 @@ void ArrivalPrefetcher::Stop() {
 // helper draws in runs and sleeps in between instead of topping up one item at a time.
 bool PrefetchedSource::Refill() {
   const uint64_t t = tail_.load(std::memory_order_relaxed);
-  if (t - head_.load(std::memory_order_acquire) >= kCapacity / 2)
+  if (t - head_.load(std::memory_order_acquire) >= capacity_ / 2)
     return false;
   return Fill();
 }

@@ -15,7 +15,6 @@
 #ifndef SLUICE_SIM_WORKLOAD_PREFETCH_H_
 #define SLUICE_SIM_WORKLOAD_PREFETCH_H_
 
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -35,7 +34,9 @@ class ArrivalPrefetcher;
 
 class PrefetchedSource final : public ArrivalSource {
  public:
-  // Next() use. `inner` must not be null.
+  // Next() use. `inner` must not be null. The ring holds about kAheadSeconds of the source's
+  // mean rate (kCapacity at least): a busy function's arrivals outrun a small ring between two
+  // of the helper's passes, and the simulation then waits for it.
   explicit PrefetchedSource(std::unique_ptr<ArrivalSource> inner);
   // DrawCount use over the grid above (step > 0, start <= end); DrawCount must then be asked for
   // exactly those windows in order, and Next() never (SLUICE_CHECKed).
@@ -46,10 +47,13 @@ class PrefetchedSource final : public ArrivalSource {
   std::optional<int64_t> DrawCount(absl::Time from, absl::Time to) override;
   double MeanRate() const override { return inner_->MeanRate(); }
   double InterArrivalCv() const override { return inner_->InterArrivalCv(); }
+  uint64_t capacity() const { return capacity_; }  // the ring's size
 
  private:
   friend class ArrivalPrefetcher;
-  static constexpr uint64_t kCapacity = 128;
+  static constexpr uint64_t kCapacity = 128;      // the least ring size (a power of two)
+  static constexpr uint64_t kMaxCapacity = 16384;  // the most (Next() use)
+  static constexpr double kAheadSeconds = 4;
   struct Item {
     Arrival arrival;
     int64_t count = 0;
@@ -76,7 +80,8 @@ class PrefetchedSource final : public ArrivalSource {
   ArrivalPrefetcher* owner_ = nullptr;  // set by ArrivalPrefetcher::Add
   std::atomic<uint64_t> head_{0};       // items taken (written by the consumer)
   std::atomic<uint64_t> tail_{0};       // items produced (written by the producer)
-  std::array<Item, kCapacity> items_;
+  const uint64_t capacity_;  // a power of two
+  std::vector<Item> items_;  // the ring: items_[k % capacity_]
 };
 
 // One helper thread filling the rings of its sources, round-robin, sleeping while all are full.

@@ -1,7 +1,7 @@
 // PrefetchedSource / ArrivalPrefetcher (prefetch.h): wrapped sources yield exactly what twins of
 // them built with the same seeds yield, in order, for Next() and grid counts, with the helper
 // thread running (many sources consumed in a random interleaving, past the rings' capacity), and
-// after it stopped; off-grid and wrong-use calls are refused.
+// after it stopped; rings sized to a busy source's rate; off-grid and wrong-use calls are refused.
 #include "sim/workload/prefetch.h"
 
 #include <memory>
@@ -19,9 +19,9 @@ namespace {
 const absl::Time kStart = absl::UnixEpoch();
 const ReplayWindow kWindow{kStart, 0, absl::Hours(2)};
 
-std::unique_ptr<ArrivalSource> Source(uint64_t seed) {
+std::unique_ptr<ArrivalSource> Source(uint64_t seed, double rate_rps = -1) {
   LongTailArrivals p;
-  p.rate_rps = 0.5 + static_cast<double>(seed % 7);
+  p.rate_rps = rate_rps > 0 ? rate_rps : 0.5 + static_cast<double>(seed % 7);
   p.cv = 1.0 + static_cast<double>(seed % 3);
   p.diurnal_amplitude = 0.4;
   return MakeLongTailSource(p, seed, kWindow);
@@ -91,6 +91,24 @@ TEST(PrefetchTest, TheHelperThreadYieldsWhatTheSourcesWould) {
   ConsumeAndCompare(pairs, step, 3);
   prefetcher.Stop();
   prefetcher.Stop();  // idempotent
+}
+
+// A busy source's ring holds about four seconds of its arrivals (128 to 16,384 items), and
+// yields the same sequence past it.
+TEST(PrefetchTest, BusySourcesGetRingsSizedToTheirRate) {
+  EXPECT_EQ(PrefetchedSource(Source(1, 0.5)).capacity(), 128u);
+  EXPECT_EQ(PrefetchedSource(Source(1, 1e6)).capacity(), 16384u);
+  EXPECT_EQ(PrefetchedSource(Source(1, 1), kStart, absl::Seconds(1), kStart).capacity(), 128u);
+  std::vector<Pair> pairs(2);
+  for (Pair& p : pairs) {
+    p.twin = Source(9, 100);
+    p.wrapped = std::make_unique<PrefetchedSource>(Source(9, 100));
+  }
+  EXPECT_EQ(pairs[0].wrapped->capacity(), 512u);  // 400 rounded up to a power of two
+  ArrivalPrefetcher prefetcher;
+  prefetcher.Add(pairs[0].wrapped.get());
+  prefetcher.Start();
+  ConsumeAndCompare(pairs, absl::Seconds(1), 11);  // pairs[1] fills its own ring
 }
 
 TEST(PrefetchTest, WithoutOrAfterTheHelperTheConsumerFillsItsOwnRing) {
