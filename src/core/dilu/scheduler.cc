@@ -295,4 +295,13 @@ void DiluScheduler::OnRemoved(const Allocation& a, const ClusterState& state) {
   hook_->OnRemoved(a);
 }
 
+void DiluScheduler::OnRequota(const Allocation& before, const Allocation& after,
+                              const ClusterState& state) {
+  if (EnsureInit(state))
+    return;
+  Reindex(static_cast<int>(after.gpu.value()), state);
+  hook_->OnRemoved(before);
+  hook_->OnAdded(after);
+}
+
 }  // namespace sluice::core

@@ -71,6 +71,9 @@ class DiluScheduler final : public PlacementPolicy {
                                            const ClusterState& state) override;
   void OnAdded(const Allocation& a, const ClusterState& state) override;
   void OnRemoved(const Allocation& a, const ClusterState& state) override;
+  // One re-index of the GPU (OnRemoved + OnAdded would re-index it twice from the same state).
+  void OnRequota(const Allocation& before, const Allocation& after,
+                 const ClusterState& state) override;
 
   const SchedulerConfig& config() const { return config_; }
   // SelectOptGPU's score of putting `need` on `gpu` (lower is better).

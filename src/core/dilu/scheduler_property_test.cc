@@ -1,5 +1,5 @@
-// Property tests for DiluScheduler over seeded random clusters, configs and place/remove
-// sequences: caps and memory are never exceeded, every placement fits, same-node demands stay on
+// Property tests for DiluScheduler over seeded random clusters, configs and place / re-quota /
+// remove sequences: caps and memory are never exceeded, every placement fits, same-node demands stay on
 // one node, and (for demands placed GPU by GPU) the indexed choice equals a brute-force reading
 // of Algorithm 1 over ClusterState. The seed is in every failure message.
 #include <algorithm>
@@ -188,12 +188,33 @@ TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
     int next_instance = 1;
     for (int step = 0; step < 200; ++step) {
       const std::string where = absl::StrCat("seed=", seed, " step=", step);
-      if (!live.empty() && std::uniform_int_distribution<int>(0, 9)(rng) < 3) {
+      const int op = std::uniform_int_distribution<int>(0, 9)(rng);
+      if (!live.empty() && op < 3) {
         const size_t i = std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng);
         for (const Allocation& a : c.state->Remove(InstanceId(live[i]))) {
           c.sched->OnRemoved(a, *c.state);
         }
         live.erase(live.begin() + i);
+        continue;
+      }
+      if (!live.empty() && op < 5) {  // a smaller quota in place (parking, a vertical step)
+        const InstanceId id(live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)]);
+        std::vector<Allocation> before;
+        for (GpuId g : c.state->GpusOf(id)) {
+          for (const Allocation& a : c.state->gpu(g).allocations) {
+            if (a.instance == id)
+              before.push_back(a);
+          }
+        }
+        SmQuota q = before.front().quota;
+        q.request = std::max(1e-3, q.request * std::uniform_real_distribution<double>(0, 1)(rng));
+        q.limit = std::max(q.request, q.limit * std::uniform_real_distribution<double>(0.5, 1)(rng));
+        ASSERT_TRUE(c.state->UpdateQuota(id, q).ok()) << where;
+        for (const Allocation& a : before) {
+          Allocation after = a;
+          after.quota = q;
+          c.sched->OnRequota(a, after, *c.state);
+        }
         continue;
       }
       const InstanceDemand d = RandomDemand(rng, next_instance++);

@@ -41,4 +41,9 @@ void ParkedPacking::OnRemoved(const Allocation& a, const ClusterState& state) {
   busy_->OnRemoved(a, state);
 }
 
+void ParkedPacking::OnRequota(const Allocation& before, const Allocation& after,
+                              const ClusterState& state) {
+  busy_->OnRequota(before, after, state);
+}
+
 }  // namespace sluice::core

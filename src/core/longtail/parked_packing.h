@@ -32,6 +32,8 @@ class ParkedPacking final : public PlacementPolicy {
                                            const ClusterState& state) override;
   void OnAdded(const Allocation& a, const ClusterState& state) override;
   void OnRemoved(const Allocation& a, const ClusterState& state) override;
+  void OnRequota(const Allocation& before, const Allocation& after,
+                 const ClusterState& state) override;
 
  private:
   std::unique_ptr<PlacementPolicy> busy_;

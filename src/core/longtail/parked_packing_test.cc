@@ -20,8 +20,11 @@ class FixedPlacement final : public PlacementPolicy {
   }
   void OnAdded(const Allocation&, const ClusterState&) override { ++added; }
   void OnRemoved(const Allocation&, const ClusterState&) override { ++removed; }
+  void OnRequota(const Allocation&, const Allocation&, const ClusterState&) override {
+    ++requoted;
+  }
   int next = 3;
-  int placed = 0, added = 0, removed = 0;
+  int placed = 0, added = 0, removed = 0, requoted = 0;
 };
 
 ClusterSpec Spec() {
@@ -72,9 +75,11 @@ TEST(ParkedPackingTest, BusyDemandsAndEveryAllocationGoToTheWrappedPlacement) {
   EXPECT_EQ((*g)[0], GpuId(3));
   const Allocation a{InstanceId(5), FunctionId(1), GpuId(3), Bytes::GiB(1), ParkedQuota()};
   p.OnAdded(a, state);
+  p.OnRequota(a, {InstanceId(5), FunctionId(1), GpuId(3), Bytes::GiB(1), {0.3, 0.6, 1}}, state);
   p.OnRemoved(a, state);
   EXPECT_EQ(fixed->added, 1);
   EXPECT_EQ(fixed->removed, 1);
+  EXPECT_EQ(fixed->requoted, 1);  // forwarded as one call (the wrapped one re-indexes once)
   EXPECT_TRUE(IsParked(ParkedQuota()));
   EXPECT_FALSE(IsParked(SmQuota{0.3, 0.6, 1}));
 }

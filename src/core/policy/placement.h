@@ -46,6 +46,14 @@ class PlacementPolicy {
   // Notifications after the caller committed to / released from `state`.
   virtual void OnAdded(const Allocation& a, const ClusterState& state) {}
   virtual void OnRemoved(const Allocation& a, const ClusterState& state) {}
+  // An allocation's quota changed in place (vertical scaling, parking): `before` and `after`
+  // differ only in quota, and `state` holds `after` already. By default, OnRemoved(before) then
+  // OnAdded(after); a policy whose indices depend only on `state` may re-index once.
+  virtual void OnRequota(const Allocation& before, const Allocation& after,
+                         const ClusterState& state) {
+    OnRemoved(before, state);
+    OnAdded(after, state);
+  }
 };
 
 }  // namespace sluice::core

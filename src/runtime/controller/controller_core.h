@@ -220,6 +220,8 @@ class ControllerCore {
   // committed change, so each keeps its indices over the shared cluster.
   void NotifyAdded(const core::Allocation& a);
   void NotifyRemoved(const core::Allocation& a);
+  // A quota changed in place (`cluster_` holds `after`): placement policies' OnRequota.
+  void NotifyRequota(const core::Allocation& before, const core::Allocation& after);
   core::SmQuota ServingQuota(const ControllerFunction& f) const;
 
   // controller_hybrid.cc: the HybridScaler path.

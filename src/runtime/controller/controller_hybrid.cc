@@ -87,11 +87,10 @@ bool ControllerCore::ApplySetQuota(ControllerFunction& f, const core::ScalingAct
   }
   if (!cluster_->UpdateQuota(a.instance, a.quota).ok())
     return false;
-  // Placement policies see a quota change as the old allocation leaving and the new arriving.
-  for (core::Allocation old : before) {
-    NotifyRemoved(old);
-    old.quota = a.quota;
-    NotifyAdded(old);
+  for (const core::Allocation& old : before) {
+    core::Allocation now = old;
+    now.quota = a.quota;
+    NotifyRequota(old, now);
   }
   i.request = a.quota.request;
   i.limit = a.quota.limit;

@@ -152,6 +152,14 @@ void ControllerCore::NotifyRemoved(const core::Allocation& a) {
   }
 }
 
+void ControllerCore::NotifyRequota(const core::Allocation& before, const core::Allocation& after) {
+  scheduler_->OnRequota(before, after, *cluster_);
+  for (auto& [name, f] : functions_) {
+    if (f.policy)
+      f.policy->placement().OnRequota(before, after, *cluster_);
+  }
+}
+
 core::SmQuota ControllerCore::ServingQuota(const ControllerFunction& f) const {
   const ProfileInfo& p = *f.record.profile;
   if (!f.policy)

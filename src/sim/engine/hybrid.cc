@@ -101,8 +101,9 @@ absl::Status Engine::ApplySetQuota(int fn, const core::ScalingAction& a) {
   allocated_share_ += AllocatedOn(inst.gpus()) - before;
   const Function& f = fns_[fn];
   for (core::GpuId g : inst.gpus()) {
-    policy_->placement().OnRemoved({inst.id(), f.traits.id, g, f.config->memory, old}, cluster_);
-    policy_->placement().OnAdded({inst.id(), f.traits.id, g, f.config->memory, a.quota}, cluster_);
+    policy_->placement().OnRequota({inst.id(), f.traits.id, g, f.config->memory, old},
+                                   {inst.id(), f.traits.id, g, f.config->memory, a.quota},
+                                   cluster_);
   }
   Hold(fn, inst.gpus(), old, -1);
   Hold(fn, inst.gpus(), a.quota, +1);

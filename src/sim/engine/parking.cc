@@ -51,8 +51,8 @@ void Engine::Requota(int32_t id, const core::SmQuota& quota) {
   SLUICE_CHECK_MSG(s.ok(), s.ToString());  // both quotas are valid; the instance is deployed
   allocated_share_ += AllocatedOn(inst.gpus()) - before;
   for (core::GpuId g : inst.gpus()) {
-    policy_->placement().OnRemoved({inst.id(), f.traits.id, g, f.config->memory, old}, cluster_);
-    policy_->placement().OnAdded({inst.id(), f.traits.id, g, f.config->memory, quota}, cluster_);
+    policy_->placement().OnRequota({inst.id(), f.traits.id, g, f.config->memory, old},
+                                   {inst.id(), f.traits.id, g, f.config->memory, quota}, cluster_);
   }
   Hold(fn, inst.gpus(), old, -1);
   Hold(fn, inst.gpus(), quota, +1);
