@@ -1,5 +1,6 @@
 // Prefetched arrival sources (prefetch.h): a single-producer single-consumer ring per source;
-// the helper thread fills every ring it can, then sleeps until a consumer frees room or waits.
+// the helper thread fills every ring it can, then sleeps until a consumer frees room; a consumer
+// that finds its ring empty fills it itself (the producer's role passes by a per-source flag).
 #include "sim/workload/prefetch.h"
 
 #include <algorithm>
@@ -76,13 +77,26 @@ bool PrefetchedSource::Fill() {
   return any;
 }
 
+bool PrefetchedSource::TryFill(bool* filled) {
+  bool idle = false;
+  *filled = producing_.compare_exchange_strong(idle, true, std::memory_order_acquire);
+  if (!*filled)
+    return false;  // the other thread is filling it
+  const bool any = Fill();
+  producing_.store(false, std::memory_order_release);
+  return any;
+}
+
 PrefetchedSource::Item PrefetchedSource::Take() {
   const uint64_t h = head_.load(std::memory_order_relaxed);
   while (tail_.load(std::memory_order_acquire) == h) {
-    if (owner_ == nullptr) {
-      SLUICE_CHECK_MSG(Fill(), "prefetched source asked past its end");
+    // Empty: fill it here rather than wait for the helper's next pass (a fluid batch takes up
+    // to a minute of a busy function's arrivals at once), unless the helper is filling it now.
+    bool filled = false;
+    const bool any = TryFill(&filled);
+    if (filled) {
+      SLUICE_CHECK_MSG(any, "prefetched source asked past its end");
     } else {
-      owner_->WakeIfSleeping();
       std::this_thread::yield();
     }
   }
@@ -139,7 +153,8 @@ bool PrefetchedSource::Refill() {
   const uint64_t t = tail_.load(std::memory_order_relaxed);
   if (t - head_.load(std::memory_order_acquire) >= capacity_ / 2)
     return false;
-  return Fill();
+  bool filled = false;
+  return TryFill(&filled);
 }
 
 void ArrivalPrefetcher::Loop() {

@@ -7,9 +7,11 @@
 // results are bit-identical with and without the helper). Used by the engine's fluid mode
 // (sim_config.h: FluidConfig::draw_thread).
 //
-// Thread safety: a PrefetchedSource has one consumer (the simulation's thread) and one producer,
-// the ArrivalPrefetcher's helper thread once it was added to a started prefetcher, else the
-// consumer itself (a wrapper without a prefetcher fills its ring on demand). MeanRate() and
+// Thread safety: a PrefetchedSource has one consumer (the simulation's thread) and one producer at
+// a time: the ArrivalPrefetcher's helper thread once it was added to a started prefetcher, or
+// the consumer itself when it finds the ring empty and the helper is not filling it (an atomic
+// flag hands the role over, so the inner source is only ever drawn by its holder), or always
+// the consumer for a wrapper without a prefetcher. MeanRate() and
 // InterArrivalCv() read the inner source's constants (the sources of this directory never change
 // them). The prefetcher must be stopped or destroyed before the sources it serves.
 #ifndef SLUICE_SIM_WORKLOAD_PREFETCH_H_
@@ -35,8 +37,8 @@ class ArrivalPrefetcher;
 class PrefetchedSource final : public ArrivalSource {
  public:
   // Next() use. `inner` must not be null. The ring holds about kAheadSeconds of the source's
-  // mean rate (kCapacity at least): a busy function's arrivals outrun a small ring between two
-  // of the helper's passes, and the simulation then waits for it.
+  // mean rate (kCapacity to kMaxCapacity items): a fluid batch takes up to a minute of a busy
+  // function's arrivals at once, which a small ring cannot hold between two helper passes.
   explicit PrefetchedSource(std::unique_ptr<ArrivalSource> inner);
   // DrawCount use over the grid above (step > 0, start <= end); DrawCount must then be asked for
   // exactly those windows in order, and Next() never (SLUICE_CHECKed).
@@ -53,7 +55,7 @@ class PrefetchedSource final : public ArrivalSource {
   friend class ArrivalPrefetcher;
   static constexpr uint64_t kCapacity = 128;      // the least ring size (a power of two)
   static constexpr uint64_t kMaxCapacity = 16384;  // the most (Next() use)
-  static constexpr double kAheadSeconds = 4;
+  static constexpr double kAheadSeconds = 32;
   struct Item {
     Arrival arrival;
     int64_t count = 0;
@@ -63,6 +65,9 @@ class PrefetchedSource final : public ArrivalSource {
   bool Fill();
   // Producer: Fill() once the ring is down to half; whether it produced anything.
   bool Refill();
+  // Fill() if no other thread holds the producer's role (`*filled`: this call held it); whether
+  // it produced anything.
+  bool TryFill(bool* filled);
   // Consumer: the next item, waiting for the producer if the ring is empty.
   Item Take();
 
@@ -71,7 +76,7 @@ class PrefetchedSource final : public ArrivalSource {
   const absl::Time start_;
   const absl::Duration step_;
   const absl::Time end_;
-  // Producer only.
+  // Producer only (whoever holds producing_).
   absl::Time produce_from_;
   bool done_ = false;
   // Consumer only.
@@ -80,6 +85,7 @@ class PrefetchedSource final : public ArrivalSource {
   ArrivalPrefetcher* owner_ = nullptr;  // set by ArrivalPrefetcher::Add
   std::atomic<uint64_t> head_{0};       // items taken (written by the consumer)
   std::atomic<uint64_t> tail_{0};       // items produced (written by the producer)
+  std::atomic<bool> producing_{false};  // a thread holds the producer's role (in Fill)
   const uint64_t capacity_;  // a power of two
   std::vector<Item> items_;  // the ring: items_[k % capacity_]
 };

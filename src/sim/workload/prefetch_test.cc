@@ -93,8 +93,8 @@ TEST(PrefetchTest, TheHelperThreadYieldsWhatTheSourcesWould) {
   prefetcher.Stop();  // idempotent
 }
 
-// A busy source's ring holds about four seconds of its arrivals (128 to 16,384 items), and
-// yields the same sequence past it.
+// A busy source's ring holds about 32 seconds of its arrivals (128 to 16,384 items), and yields
+// the same sequence past it.
 TEST(PrefetchTest, BusySourcesGetRingsSizedToTheirRate) {
   EXPECT_EQ(PrefetchedSource(Source(1, 0.5)).capacity(), 128u);
   EXPECT_EQ(PrefetchedSource(Source(1, 1e6)).capacity(), 16384u);
@@ -104,7 +104,7 @@ TEST(PrefetchTest, BusySourcesGetRingsSizedToTheirRate) {
     p.twin = Source(9, 100);
     p.wrapped = std::make_unique<PrefetchedSource>(Source(9, 100));
   }
-  EXPECT_EQ(pairs[0].wrapped->capacity(), 512u);  // 400 rounded up to a power of two
+  EXPECT_EQ(pairs[0].wrapped->capacity(), 4096u);  // 3,200 rounded up to a power of two
   ArrivalPrefetcher prefetcher;
   prefetcher.Add(pairs[0].wrapped.get());
   prefetcher.Start();
