@@ -180,6 +180,29 @@ void CheckInvariants(const Case& c, const std::string& where) {
   }
 }
 
+// A random live instance's quota shrinks in place (parking, a vertical step), reported through
+// OnRequota.
+void Requota(Case& c, std::mt19937_64& rng, const std::vector<int>& live,
+             const std::string& where) {
+  const InstanceId id(live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)]);
+  std::vector<Allocation> before;
+  for (GpuId g : c.state->GpusOf(id)) {
+    for (const Allocation& a : c.state->gpu(g).allocations) {
+      if (a.instance == id)
+        before.push_back(a);
+    }
+  }
+  SmQuota q = before.front().quota;
+  q.request = std::max(1e-3, q.request * std::uniform_real_distribution<double>(0, 1)(rng));
+  q.limit = std::max(q.request, q.limit * std::uniform_real_distribution<double>(0.5, 1)(rng));
+  ASSERT_TRUE(c.state->UpdateQuota(id, q).ok()) << where;
+  for (const Allocation& a : before) {
+    Allocation after = a;
+    after.quota = q;
+    c.sched->OnRequota(a, after, *c.state);
+  }
+}
+
 TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     std::mt19937_64 rng(seed);
@@ -197,24 +220,8 @@ TEST(SchedulerPropertyTest, RandomClustersNeverOvercommitAndMatchBruteForce) {
         live.erase(live.begin() + i);
         continue;
       }
-      if (!live.empty() && op < 5) {  // a smaller quota in place (parking, a vertical step)
-        const InstanceId id(live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)]);
-        std::vector<Allocation> before;
-        for (GpuId g : c.state->GpusOf(id)) {
-          for (const Allocation& a : c.state->gpu(g).allocations) {
-            if (a.instance == id)
-              before.push_back(a);
-          }
-        }
-        SmQuota q = before.front().quota;
-        q.request = std::max(1e-3, q.request * std::uniform_real_distribution<double>(0, 1)(rng));
-        q.limit = std::max(q.request, q.limit * std::uniform_real_distribution<double>(0.5, 1)(rng));
-        ASSERT_TRUE(c.state->UpdateQuota(id, q).ok()) << where;
-        for (const Allocation& a : before) {
-          Allocation after = a;
-          after.quota = q;
-          c.sched->OnRequota(a, after, *c.state);
-        }
+      if (!live.empty() && op < 5) {
+        ASSERT_NO_FATAL_FAILURE(Requota(c, rng, live, where));
         continue;
       }
       const InstanceDemand d = RandomDemand(rng, next_instance++);
