@@ -1,6 +1,7 @@
-// RingQueue: a FIFO in one contiguous buffer used as a ring (capacity a power of two, doubled
-// when full), for short queues touched at a high rate where std::deque's block map costs extra
-// cache misses (core::LazyScaler's sample window). Not thread-safe.
+// RingQueue: a FIFO (with pop_back for monotone queues) in one contiguous buffer used as a ring
+// (capacity a power of two, doubled when full), for short queues touched at a high rate where
+// std::deque's block map costs extra cache misses and its construction allocates
+// (core::LazyScaler's sample window, DiluVerticalController's KLC records). Not thread-safe.
 #ifndef SLUICE_COMMON_RING_QUEUE_H_
 #define SLUICE_COMMON_RING_QUEUE_H_
 

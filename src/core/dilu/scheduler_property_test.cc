@@ -1,7 +1,7 @@
 // Property tests for DiluScheduler over seeded random clusters, configs and place / re-quota /
-// remove sequences: caps and memory are never exceeded, every placement fits, same-node demands stay on
-// one node, and (for demands placed GPU by GPU) the indexed choice equals a brute-force reading
-// of Algorithm 1 over ClusterState. The seed is in every failure message.
+// remove sequences: caps and memory are never exceeded, every placement fits, same-node demands
+// stay on one node, and (for demands placed GPU by GPU) the indexed choice equals a brute-force
+// reading of Algorithm 1 over ClusterState. The seed is in every failure message.
 #include <algorithm>
 #include <random>
 #include <set>

@@ -205,7 +205,6 @@ double FragmentationMeter::NodeFragment(const ClusterState& state, NodeId node, 
   return e.fragment;
 }
 
-
 FragmentationMeter::Reading FragmentationMeter::Measure(const ClusterState& state) {
   gpus_.resize(static_cast<size_t>(state.gpu_count()));
   nodes_.resize(static_cast<size_t>(state.node_count()));

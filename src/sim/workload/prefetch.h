@@ -68,7 +68,8 @@ class PrefetchedSource final : public ArrivalSource {
   // Fill() if no other thread holds the producer's role (`*filled`: this call held it); whether
   // it produced anything.
   bool TryFill(bool* filled);
-  // Consumer: the next item, waiting for the producer if the ring is empty.
+  // Consumer: the next item; an empty ring is filled here (TryFill), or waited for while the
+  // helper is filling it.
   Item Take();
 
   const std::unique_ptr<ArrivalSource> inner_;
